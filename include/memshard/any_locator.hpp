@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_ANY_LOCATOR_HPP_
+#define MEMSHARD_ANY_LOCATOR_HPP_
+
+// any_locator.hpp: AnyLocator, a type-erased Locator for placements chosen at
+// run time (a profile name in a configuration file).
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "memshard/locator.hpp"
+
+namespace memshard {
+
+/// AnyLocator: holds any Locator behind one virtual call. Copies share the same
+/// immutable locator, so copying is cheap and thread-safe.
+///
+/// Exception guarantee: construction may throw std::bad_alloc; locate and size
+/// are noexcept.
+class AnyLocator {
+ public:
+  /// Wraps `locator`; `description` says what it is (for logs and tools).
+  template <Locator L>
+  explicit AnyLocator(L locator, std::string description = {})
+      : impl_(std::make_shared<const Model<L>>(std::move(locator))),
+        description_(std::move(description)) {}
+
+  /// locate: the index of the key's server, in the caller's order.
+  [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
+    return impl_->locate(key);
+  }
+
+  /// size: the number of servers.
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return impl_->size(); }
+
+  /// description: the profile and options this locator was made from.
+  [[nodiscard]] auto description() const noexcept -> std::string_view { return description_; }
+
+  /// target: the wrapped locator if it is an `L`, else nullptr.
+  template <Locator L>
+  [[nodiscard]] auto target() const noexcept -> const L* {
+    const auto* model = dynamic_cast<const Model<L>*>(impl_.get());
+    return model == nullptr ? nullptr : &model->locator;
+  }
+
+ private:
+  struct Base {
+    Base() = default;
+    Base(const Base&) = delete;
+    auto operator=(const Base&) -> Base& = delete;
+    Base(Base&&) = delete;
+    auto operator=(Base&&) -> Base& = delete;
+    virtual ~Base() = default;
+    [[nodiscard]] virtual auto locate(std::string_view key) const noexcept -> std::size_t = 0;
+    [[nodiscard]] virtual auto size() const noexcept -> std::size_t = 0;
+  };
+
+  template <class L>
+  struct Model final : Base {
+    explicit Model(L&& value) : locator(std::move(value)) {}
+    [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t override {
+      return locator.locate(key);
+    }
+    [[nodiscard]] auto size() const noexcept -> std::size_t override { return locator.size(); }
+    L locator;
+  };
+
+  std::shared_ptr<const Base> impl_;
+  std::string description_;
+};
+
+static_assert(Locator<AnyLocator>);
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_ANY_LOCATOR_HPP_

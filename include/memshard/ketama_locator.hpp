@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_KETAMA_LOCATOR_HPP_
+#define MEMSHARD_KETAMA_LOCATOR_HPP_
+
+// ketama_locator.hpp: KetamaLocator, consistent hashing on a ring of virtual
+// points (the ketama family: libketama, libmemcached, twemproxy, spymemcached).
+//
+// Every server owns many points on the 2^32 ring; a key goes to the server of
+// the first point at or after the key's hash, wrapping past the top to the
+// first point. Adding m servers to n moves only about m/(n+m) of the keys, and
+// more points per server give a more even spread. The peers differ in the
+// strings they hash for points, how many points a server gets, how a digest
+// becomes points and who wins a tie; KetamaOptions names each choice, and
+// profiles.hpp sets them to reproduce a given client exactly.
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memshard/detail/throw.hpp"
+#include "memshard/hasher.hpp"
+#include "memshard/md5.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard {
+
+/// PointFormat: the string hashed for point `i` (0-based) of a server.
+enum class PointFormat : std::uint8_t {
+  /// "host-i" when the port is 11211, else "host:port-i" (libmemcached, libketama).
+  kLibmemcached,
+  /// "/host:port-i", port always (libmemcached CONSISTENT_KETAMA_SPY).
+  kSlashHostPort,
+  /// "name-i", where name is the server's name or, without one, "host:port".
+  kName,
+};
+
+/// PointHash: how point strings become ring points.
+enum class PointHash : std::uint8_t {
+  /// One point per string: the locator's Hash of the string.
+  kKeyHash,
+  /// Four points per string: the four little-endian words of its MD5 digest.
+  kMd5x4,
+};
+
+/// PointCount: how many points each server gets.
+enum class PointCount : std::uint8_t {
+  /// `points_per_server` for every server; weights are ignored.
+  kFixed,
+  /// libketama's float32 weighting, see weighted_point_count().
+  kWeightedFloat32,
+};
+
+/// TieBreak: which server owns a ring position that several servers hash to.
+enum class TieBreak : std::uint8_t {
+  kFirstServer,  ///< the server listed first (libmemcached, sorted by (value, index))
+  kLastServer,   ///< the server listed last (spymemcached's TreeMap overwrite)
+};
+
+/// KetamaOptions: the shape of a ring. The defaults build the classic libketama
+/// ring (libmemcached KETAMA_WEIGHTED) when paired with `KetamaLocator<Md5>`.
+struct KetamaOptions {
+  /// Points per server (kFixed), or the per-server base of the weighted formula.
+  /// With kMd5x4 it must be a multiple of 4.
+  std::size_t points_per_server = 160;
+  PointFormat format = PointFormat::kLibmemcached;
+  PointHash point_hash = PointHash::kMd5x4;
+  PointCount count = PointCount::kWeightedFloat32;
+  TieBreak ties = TieBreak::kFirstServer;
+};
+
+/// RingPoint: one virtual point: its position and the index of its server.
+struct RingPoint {
+  std::uint32_t value;
+  std::uint32_t server;
+
+  friend constexpr auto operator==(const RingPoint&, const RingPoint&) -> bool = default;
+};
+
+/// weighted_point_count: libketama's point count for a server of `weight` out
+/// of `total_weight` among `servers` servers:
+/// `4 * floor(f32(f32(f32(f32(w / W) * base) / 4) * N) + 1e-10)`, every step in
+/// IEEE float32 exactly as libmemcached, twemproxy and libketama compute it.
+/// For equal weights and base 160 it gives 160, except for some N (25, 47, 50,
+/// 55, 61, 71, 94, 100, ...) where float32 rounding gives 156.
+[[nodiscard]] inline auto weighted_point_count(double weight, double total_weight,
+                                               std::size_t servers,
+                                               std::size_t base) noexcept -> std::size_t {
+  const float pct = static_cast<float>(weight) / static_cast<float>(total_weight);
+  const float per_server = pct * static_cast<float>(base);
+  const float quarter = per_server / 4.0F;
+  // volatile: the product must be rounded to float32 before the addition, as
+  // in the peers; a fused multiply-add would change some counts.
+  const volatile float scaled = quarter * static_cast<float>(servers);
+  const float biased = scaled + 1e-10F;
+  return static_cast<std::size_t>(std::floor(static_cast<double>(biased))) * 4;
+}
+
+/// KetamaLocator: a sorted ring of virtual points, searched with a prefix table
+/// and a binary search, wrapping to the first point.
+///
+/// `Hash` hashes keys and, with PointHash::kKeyHash, point strings. The answer is
+/// the index of the server in the list given to the constructor.
+///
+/// Complexity: construction O(P log P) for P points in all; locate costs one key
+/// hash plus a search over the few points that share the hash's top bits.
+/// Memory: 8 bytes per point plus a table of at most 2^20 + 1 words.
+/// Exception guarantee: the constructor throws ConfigError (bad server list or
+/// options) or std::bad_alloc and has no other effect; locate is noexcept and
+/// allocates nothing. Immutable, so safe to share between threads.
+///
+/// **Example**:
+///   auto servers = memshard::parse_servers("10.0.0.1:11211,10.0.0.2:11211");
+///   memshard::KetamaLocator<memshard::Md5> ring(servers);   // libketama ring
+///   std::size_t index = ring.locate("user:42");
+template <Hasher Hash = Md5>
+class KetamaLocator {
+ public:
+  using hasher = Hash;
+
+  explicit KetamaLocator(std::span<const Server> servers, KetamaOptions options = {})
+      : size_(servers.size()), options_(options) {
+    validate_servers(servers);
+    if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 2) {
+      detail::throw_config_error("too many servers", std::to_string(servers.size()));
+    }
+    if (options.points_per_server == 0) {
+      detail::throw_config_error("points per server must be at least 1", "0");
+    }
+    if (options.point_hash == PointHash::kMd5x4 && options.points_per_server % 4 != 0) {
+      detail::throw_config_error("points per server must be a multiple of 4 with md5 x4 points",
+                                 std::to_string(options.points_per_server));
+    }
+    build_ring(servers);
+  }
+
+  /// locate: the index of the key's server, in the caller's order. With one
+  /// server it answers 0 without hashing, as libmemcached does.
+  [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
+    if (size_ == 1) {
+      return 0;
+    }
+    return locate_hash(Hash{}(key));
+  }
+
+  /// locate_hash: the server owning the first point >= `hash`, wrapping to the
+  /// first point.
+  [[nodiscard]] auto locate_hash(std::uint32_t hash) const noexcept -> std::size_t {
+    const std::uint32_t prefix = hash >> shift_;
+    const RingPoint* first = points_.data() + table_[prefix];
+    const RingPoint* last = points_.data() + table_[prefix + 1];
+    // Within a bucket: the first point >= hash, or `last` (the next bucket's
+    // first point, or the sentinel that repeats point 0).
+    std::size_t count = static_cast<std::size_t>(last - first);
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if (first[half].value < hash) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return first->server;
+  }
+
+  /// size: the number of servers.
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
+
+  /// points: the ring, sorted by value, one point per position (ties resolved).
+  [[nodiscard]] auto points() const noexcept -> std::span<const RingPoint> {
+    return {points_.data(), points_.size() - 1};
+  }
+
+  /// options: the options the ring was built with.
+  [[nodiscard]] auto options() const noexcept -> const KetamaOptions& { return options_; }
+
+  /// point_string: the string hashed for point `index` of `server`.
+  [[nodiscard]] static auto point_string(const Server& server, std::size_t index,
+                                         PointFormat format) -> std::string {
+    std::string out;
+    append_point_prefix(out, server, format);
+    append_number(out, index);
+    return out;
+  }
+
+  /// point_count: how many points `server` (one of `servers`) gets.
+  [[nodiscard]] static auto point_count(std::span<const Server> servers, std::size_t server,
+                                        const KetamaOptions& options) -> std::size_t {
+    if (options.count == PointCount::kFixed) {
+      return options.points_per_server;
+    }
+    double total = 0;
+    for (const Server& s : servers) {
+      total += s.weight;
+    }
+    return weighted_point_count(servers[server].weight, total, servers.size(),
+                                options.points_per_server);
+  }
+
+ private:
+  static void append_number(std::string& out, std::size_t value) {
+    char digits[24];
+    const auto result = std::to_chars(digits, digits + sizeof digits, value);
+    out.append(digits, result.ptr);
+  }
+
+  static void append_point_prefix(std::string& out, const Server& server, PointFormat format) {
+    switch (format) {
+      case PointFormat::kLibmemcached:
+        out.append(server.host);
+        if (server.port != kDefaultPort) {
+          out.push_back(':');
+          append_number(out, server.port);
+        }
+        break;
+      case PointFormat::kSlashHostPort:
+        out.push_back('/');
+        out.append(server.host);
+        out.push_back(':');
+        append_number(out, server.port);
+        break;
+      case PointFormat::kName:
+        if (server.name.empty()) {
+          out.append(server.host);
+          out.push_back(':');
+          append_number(out, server.port);
+        } else {
+          out.append(server.name);
+        }
+        break;
+    }
+    out.push_back('-');
+  }
+
+  void build_ring(std::span<const Server> servers) {
+    double total_weight = 0;
+    for (const Server& server : servers) {
+      total_weight += server.weight;
+    }
+    const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
+    std::string text;
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      const std::size_t count =
+          options_.count == PointCount::kFixed
+              ? options_.points_per_server
+              : weighted_point_count(servers[s].weight, total_weight, servers.size(),
+                                     options_.points_per_server);
+      const auto server = static_cast<std::uint32_t>(s);
+      text.clear();
+      append_point_prefix(text, servers[s], options_.format);
+      const std::size_t prefix_size = text.size();
+      for (std::size_t i = 0; i < count / per_hash; ++i) {
+        text.resize(prefix_size);
+        append_number(text, i);
+        if (options_.point_hash == PointHash::kMd5x4) {
+          for (const std::uint32_t word : Md5::words(text)) {
+            points_.push_back({word, server});
+          }
+        } else {
+          points_.push_back({Hash{}(text), server});
+        }
+      }
+    }
+    if (points_.empty()) {
+      detail::throw_config_error("the ring has no points (weights too small for the base count)",
+                                 std::to_string(options_.points_per_server));
+    }
+    const bool last_wins = options_.ties == TieBreak::kLastServer;
+    std::sort(points_.begin(), points_.end(), [last_wins](const RingPoint& a, const RingPoint& b) {
+      if (a.value != b.value) {
+        return a.value < b.value;
+      }
+      return last_wins ? a.server > b.server : a.server < b.server;
+    });
+    // Keep one point per position: the tie winner sorts first.
+    points_.erase(std::unique(points_.begin(), points_.end(),
+                              [](const RingPoint& a, const RingPoint& b) {
+                                return a.value == b.value;
+                              }),
+                  points_.end());
+    points_.shrink_to_fit();
+    build_table();
+    points_.push_back({std::numeric_limits<std::uint32_t>::max(), points_.front().server});
+  }
+
+  // table_[p] is the index of the first point whose top `bits` bits are >= p,
+  // so the points of prefix p are [table_[p], table_[p + 1]).
+  void build_table() {
+    const int bits = std::clamp(static_cast<int>(std::bit_width(points_.size())), 4, 20);
+    shift_ = 32 - bits;
+    const std::size_t buckets = std::size_t{1} << static_cast<unsigned>(bits);
+    table_.assign(buckets + 1, 0);
+    std::size_t index = 0;
+    for (std::size_t prefix = 0; prefix < buckets; ++prefix) {
+      while (index < points_.size() && (points_[index].value >> shift_) < prefix) {
+        ++index;
+      }
+      table_[prefix] = static_cast<std::uint32_t>(index);
+    }
+    table_[buckets] = static_cast<std::uint32_t>(points_.size());
+  }
+
+  std::size_t size_;
+  KetamaOptions options_;
+  std::vector<RingPoint> points_;  // sorted, unique values, then one sentinel
+  std::vector<std::uint32_t> table_;
+  unsigned shift_ = 32;
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_KETAMA_LOCATOR_HPP_

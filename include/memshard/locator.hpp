@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_LOCATOR_HPP_
+#define MEMSHARD_LOCATOR_HPP_
+
+// locator.hpp: the Locator concept: what ShardedClient and the tools need from
+// a placement.
+
+#include <concepts>
+#include <cstddef>
+#include <string_view>
+
+namespace memshard {
+
+/// Locator: maps a key to one of the servers it was built for.
+///
+/// Contract, member by member:
+/// - `l.locate(key) noexcept -> std::size_t`: the index of the key's server in
+///   the server list the locator was built from, in the caller's order; always
+///   `< l.size()`. A pure function of the key bytes and the construction
+///   arguments: the same in every process. It accepts any bytes (key rules are
+///   checked by the caller, see key.hpp), never throws and never allocates.
+/// - `l.size() noexcept -> std::size_t`: the number of servers, at least 1.
+///
+/// A Locator is immutable after construction: membership changes build a new
+/// one. So one locator may be read by any number of threads at once.
+template <class L>
+concept Locator = requires(const L& locator, std::string_view key) {
+  { locator.locate(key) } noexcept -> std::same_as<std::size_t>;
+  { locator.size() } noexcept -> std::same_as<std::size_t>;
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_LOCATOR_HPP_

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_MD5_HPP_
+#define MEMSHARD_MD5_HPP_
+
+// md5.hpp: MD5 (RFC 1321) as a Hasher, with access to the whole digest.
+//
+// Md5{}(key) is the first four digest bytes read little-endian, as libmemcached's
+// MEMCACHED_HASH_MD5 and every ketama implementation read it. Md5::words(key)
+// returns all four little-endian words: a weighted ketama ring takes four points
+// from each digest.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "memshard/detail/bytes.hpp"
+
+namespace memshard {
+namespace detail {
+
+inline constexpr std::array<std::uint32_t, 64> kMd5Sines = {
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
+    0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
+    0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
+    0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
+    0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
+    0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
+    0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
+    0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
+    0xeb86d391};
+
+inline constexpr std::array<int, 16> kMd5Shifts = {7, 12, 17, 22, 5, 9,  14, 20,
+                                                   4, 11, 16, 23, 6, 10, 15, 21};
+
+using Md5Words = std::array<std::uint32_t, 4>;
+
+/// md5_compress: folds one 64-byte block at `block` into `state`.
+constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
+  std::array<std::uint32_t, 16> m{};
+  for (std::size_t i = 0; i < 16; ++i) {
+    m[i] = load_le32(block + 4 * i);
+  }
+  std::uint32_t a = state[0];
+  std::uint32_t b = state[1];
+  std::uint32_t c = state[2];
+  std::uint32_t d = state[3];
+  // One step: a = b + rotl(a + f + K[i] + m[g], s), then rotate the registers.
+  auto step = [&](std::uint32_t f, std::size_t i, std::size_t g) {
+    const std::uint32_t sum = a + f + kMd5Sines[i] + m[g];
+    const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
+    const std::uint32_t next = b + ((sum << s) | (sum >> (32 - s)));
+    a = d;
+    d = c;
+    c = b;
+    b = next;
+  };
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < 16; ++i) {
+    step((b & c) | (~b & d), i, i);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 16; i < 32; ++i) {
+    step((d & b) | (~d & c), i, (5 * i + 1) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 32; i < 48; ++i) {
+    step(b ^ c ^ d, i, (3 * i + 5) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 48; i < 64; ++i) {
+    step(c ^ (b | ~d), i, (7 * i) % 16);
+  }
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+}
+
+/// md5_words: the MD5 digest of `bytes` as four little-endian words.
+[[nodiscard]] constexpr auto md5_words(std::string_view bytes) noexcept -> Md5Words {
+  Md5Words state = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  const std::size_t size = bytes.size();
+  std::size_t done = 0;
+  for (; size - done >= 64; done += 64) {
+    md5_compress(state, bytes.data() + done);
+  }
+  // The tail, the 0x80 marker and the bit length fill one or two last blocks.
+  std::array<char, 128> tail{};
+  const std::size_t rest = size - done;
+  for (std::size_t i = 0; i < rest; ++i) {
+    tail[i] = bytes[done + i];
+  }
+  tail[rest] = static_cast<char>(0x80);
+  const std::size_t tail_size = rest < 56 ? 64 : 128;
+  const std::uint64_t bits = static_cast<std::uint64_t>(size) * 8U;
+  for (std::size_t i = 0; i < 8; ++i) {
+    tail[tail_size - 8 + i] = static_cast<char>(static_cast<unsigned char>(bits >> (8 * i)));
+  }
+  md5_compress(state, tail.data());
+  if (tail_size == 128) {
+    md5_compress(state, tail.data() + 64);
+  }
+  return state;
+}
+
+}  // namespace detail
+
+/// Md5: MD5 reduced to its first four digest bytes, little-endian
+/// (libmemcached MEMCACHED_HASH_MD5, the ketama key hash).
+struct Md5 {
+  using Digest = std::array<unsigned char, 16>;
+  using Words = std::array<std::uint32_t, 4>;
+
+  [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "md5"; }
+
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
+      -> std::uint32_t {
+    return detail::md5_words(bytes)[0];
+  }
+
+  /// words: the digest as four little-endian words; words(k)[i] is the ketama
+  /// point LE32(digest, i).
+  [[nodiscard]] static constexpr auto words(std::string_view bytes) noexcept -> Words {
+    return detail::md5_words(bytes);
+  }
+
+  /// digest: the 16-byte MD5 digest, as RFC 1321 prints it.
+  [[nodiscard]] static constexpr auto digest(std::string_view bytes) noexcept -> Digest {
+    const Words words = detail::md5_words(bytes);
+    Digest out{};
+    for (std::size_t i = 0; i < 16; ++i) {
+      out[i] = static_cast<unsigned char>(words[i / 4] >> (8 * (i % 4)));
+    }
+    return out;
+  }
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_MD5_HPP_

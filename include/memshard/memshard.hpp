@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_MEMSHARD_HPP_
+#define MEMSHARD_MEMSHARD_HPP_
+
+// memshard.hpp: the whole library.
+
+#include "memshard/any_locator.hpp"
+#include "memshard/errors.hpp"
+#include "memshard/hashers.hpp"
+#include "memshard/key.hpp"
+#include "memshard/ketama_locator.hpp"
+#include "memshard/locator.hpp"
+#include "memshard/modulo_locator.hpp"
+#include "memshard/profiles.hpp"
+#include "memshard/server.hpp"
+#include "memshard/version.hpp"
+
+#endif  // MEMSHARD_MEMSHARD_HPP_

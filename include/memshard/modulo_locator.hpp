@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_MODULO_LOCATOR_HPP_
+#define MEMSHARD_MODULO_LOCATOR_HPP_
+
+// modulo_locator.hpp: ModuloLocator, `hash(key) % N`.
+//
+// Modulo placement spreads keys evenly and costs one hash and one division, but
+// adding one server to N moves about N/(N+1) of all keys: see KetamaLocator for
+// the placement that survives resizing.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memshard/crc32.hpp"
+#include "memshard/detail/throw.hpp"
+#include "memshard/hasher.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard {
+
+/// ModuloOptions: how a ModuloLocator treats weights.
+struct ModuloOptions {
+  /// false: weights are ignored, `hash % N` (libmemcached MODULA, gomemcache).
+  /// true: a bucket list holds each server `weight` times in list order and
+  /// the key goes to `buckets[hash % buckets]` (Cache::Memcached); weights
+  /// must then be whole numbers.
+  bool weighted = false;
+};
+
+/// ModuloLocator: places a key on server `Hash{}(key) % N` (or on a weighted
+/// bucket list, see ModuloOptions). With one server it answers 0 without
+/// hashing.
+///
+/// Complexity: construction O(N + total weight); locate O(key length).
+/// Exception guarantee: the constructor throws ConfigError for an invalid
+/// server list and has no other effect; everything else is noexcept.
+///
+/// **Example**:
+///   std::vector<memshard::Server> servers = memshard::parse_servers("a:11211,b:11211");
+///   memshard::ModuloLocator<memshard::Crc32> locator(servers);
+///   std::size_t index = locator.locate("user:42");
+template <Hasher Hash = Crc32>
+class ModuloLocator {
+ public:
+  using hasher = Hash;
+
+  explicit ModuloLocator(std::span<const Server> servers, ModuloOptions options = {})
+      : size_(servers.size()) {
+    validate_servers(servers);
+    if (options.weighted) {
+      for (std::size_t i = 0; i < servers.size(); ++i) {
+        const double weight = servers[i].weight;
+        if (weight != std::floor(weight) || weight > 1e6) {
+          detail::throw_config_error("a weighted modulo list needs whole-number weights",
+                                     servers[i].endpoint());
+        }
+        buckets_.insert(buckets_.end(), static_cast<std::size_t>(weight),
+                        static_cast<std::uint32_t>(i));
+      }
+    }
+  }
+
+  /// locate: the index of the key's server, in the caller's order.
+  [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
+    if (size_ == 1) {
+      return 0;
+    }
+    return locate_hash(Hash{}(key));
+  }
+
+  /// locate_hash: the server for a key whose hash is already known.
+  [[nodiscard]] auto locate_hash(std::uint32_t hash) const noexcept -> std::size_t {
+    if (buckets_.empty()) {
+      return hash % size_;
+    }
+    return buckets_[hash % buckets_.size()];
+  }
+
+  /// size: the number of servers.
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
+
+ private:
+  std::size_t size_;
+  std::vector<std::uint32_t> buckets_;
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_MODULO_LOCATOR_HPP_
