@@ -295,7 +295,7 @@ class KetamaLocator {
   // so the points of prefix p are [table_[p], table_[p + 1]).
   void build_table() {
     const int bits = std::clamp(static_cast<int>(std::bit_width(points_.size())), 4, 20);
-    shift_ = 32 - bits;
+    shift_ = static_cast<unsigned>(32 - bits);
     const std::size_t buckets = std::size_t{1} << static_cast<unsigned>(bits);
     table_.assign(buckets + 1, 0);
     std::size_t index = 0;

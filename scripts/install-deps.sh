@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs, with apt-get, the Debian packages memshard's build, tests and
+# benchmarks need, when any is missing. Extra package names may be passed as
+# arguments. Safe to run again: it does nothing when everything is present.
+set -euo pipefail
+
+packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
+  libbenchmark-dev "$@")
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "memshard: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists; an old list may name versions that are gone.
+"${sudo_cmd[@]}" apt-get update -q >&2
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+// KetamaLocator's properties, independent of any peer: the search against a
+// brute-force reference, wrap-around, ties, weights, movement on resize and
+// balance. Agreement with real clients is in profiles_test.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/hashers.hpp"
+#include "memshard/ketama_locator.hpp"
+#include "memshard/locator.hpp"
+#include "support/fleet.hpp"
+
+namespace {
+
+using memshard::ConfigError;
+using memshard::Crc32;
+using memshard::KetamaLocator;
+using memshard::KetamaOptions;
+using memshard::LibmemcachedCrc;
+using memshard::Md5;
+using memshard::PointCount;
+using memshard::PointFormat;
+using memshard::PointHash;
+using memshard::RingPoint;
+using memshard::Server;
+using memshard::TieBreak;
+using memshard::testing::make_fleet;
+
+static_assert(memshard::Locator<KetamaLocator<Md5>>);
+static_assert(noexcept(std::declval<const KetamaLocator<Md5>&>().locate("k")));
+static_assert(noexcept(std::declval<const KetamaLocator<Md5>&>().locate_hash(1U)));
+
+// A hasher with few distinct values, to force ties and crowded buckets.
+struct Mod7 {
+  static constexpr auto name() noexcept -> std::string_view { return "mod7"; }
+  constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
+    return Crc32{}(bytes) % 7U;
+  }
+};
+
+// The definition, by brute force: the first point >= hash, else point 0.
+template <class Ring>
+auto reference_locate(const Ring& ring, std::uint32_t hash) -> std::size_t {
+  const auto points = ring.points();
+  const auto it = std::lower_bound(points.begin(), points.end(), hash,
+                                   [](const RingPoint& p, std::uint32_t h) { return p.value < h; });
+  return it == points.end() ? points.front().server : it->server;
+}
+
+template <class Ring>
+void expect_search_matches_reference(const Ring& ring, std::mt19937& rng) {
+  const auto points = ring.points();
+  for (int i = 0; i < 20000; ++i) {
+    const auto hash = static_cast<std::uint32_t>(rng());
+    ASSERT_EQ(ring.locate_hash(hash), reference_locate(ring, hash)) << hash;
+  }
+  // Every point, its neighbours, and the ends of the ring.
+  for (const RingPoint& point : points) {
+    for (const std::uint32_t hash : {point.value - 1, point.value, point.value + 1}) {
+      ASSERT_EQ(ring.locate_hash(hash), reference_locate(ring, hash)) << hash;
+    }
+  }
+  for (const std::uint32_t hash : {0U, 1U, std::numeric_limits<std::uint32_t>::max()}) {
+    ASSERT_EQ(ring.locate_hash(hash), reference_locate(ring, hash)) << hash;
+  }
+}
+
+TEST(KetamaLocatorTest, SearchMatchesBruteForceForManySizes) {
+  std::mt19937 rng(1);
+  for (std::size_t n : {1U, 2U, 3U, 10U, 100U, 1000U}) {
+    const auto servers = make_fleet(n);
+    expect_search_matches_reference(KetamaLocator<Md5>(servers), rng);
+    const KetamaOptions one_point_per_string{.points_per_server = 100,
+                                             .format = PointFormat::kLibmemcached,
+                                             .point_hash = PointHash::kKeyHash,
+                                             .count = PointCount::kFixed};
+    // 15-bit point hashes crowd every point into the lowest prefix buckets.
+    expect_search_matches_reference(KetamaLocator<LibmemcachedCrc>(servers, one_point_per_string),
+                                    rng);
+    expect_search_matches_reference(KetamaLocator<Mod7>(servers, one_point_per_string), rng);
+  }
+}
+
+TEST(KetamaLocatorTest, RingIsSortedWithOnePointPerPosition) {
+  const auto servers = make_fleet(50);
+  const KetamaLocator<Md5> ring(servers);
+  const auto points = ring.points();
+  ASSERT_FALSE(points.empty());
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    ASSERT_LT(points[i - 1].value, points[i].value);
+  }
+  // 50 equal weights: float32 gives 156 points each (see WeightedPointCountIsFloat32).
+  EXPECT_EQ(KetamaLocator<Md5>::point_count(servers, 0, ring.options()), 156U);
+  EXPECT_LE(points.size(), 50U * 156U);
+  EXPECT_GT(points.size(), 50U * 156U - 5U);  // md5 collisions are rare
+}
+
+TEST(KetamaLocatorTest, WrapsPastTheLastPointToTheFirst) {
+  const auto servers = make_fleet(5);
+  const KetamaLocator<Md5> ring(servers);
+  const auto points = ring.points();
+  const RingPoint first = points.front();
+  const RingPoint last = points.back();
+  ASSERT_LT(last.value, std::numeric_limits<std::uint32_t>::max());
+  EXPECT_EQ(ring.locate_hash(last.value + 1), first.server);
+  EXPECT_EQ(ring.locate_hash(std::numeric_limits<std::uint32_t>::max()), first.server);
+  EXPECT_EQ(ring.locate_hash(last.value), last.server);
+  EXPECT_EQ(ring.locate_hash(0), first.server);
+  EXPECT_EQ(ring.locate_hash(first.value), first.server);
+}
+
+TEST(KetamaLocatorTest, TiesGoToTheFirstOrTheLastServerAsConfigured) {
+  // Mod7 gives every server the same 7 positions: each is a tie among all.
+  const auto servers = make_fleet(4);
+  KetamaOptions options{.points_per_server = 50,
+                        .format = PointFormat::kLibmemcached,
+                        .point_hash = PointHash::kKeyHash,
+                        .count = PointCount::kFixed,
+                        .ties = TieBreak::kFirstServer};
+  const KetamaLocator<Mod7> first_wins(servers, options);
+  options.ties = TieBreak::kLastServer;
+  const KetamaLocator<Mod7> last_wins(servers, options);
+  ASSERT_EQ(first_wins.points().size(), 7U);
+  for (const RingPoint& point : first_wins.points()) {
+    EXPECT_EQ(point.server, 0U);
+  }
+  for (const RingPoint& point : last_wins.points()) {
+    EXPECT_EQ(point.server, 3U);
+  }
+}
+
+TEST(KetamaLocatorTest, AnswersInTheCallersOrder) {
+  // Reversing the server list reverses the indexes, not the placement.
+  const auto servers = make_fleet(20);
+  std::vector<Server> reversed(servers.rbegin(), servers.rend());
+  const KetamaLocator<Md5> forward(servers);
+  const KetamaLocator<Md5> backward(reversed);
+  std::mt19937 rng(3);
+  for (const auto& key : memshard::testing::random_keys(rng, 5000, 40)) {
+    ASSERT_EQ(servers[forward.locate(key)], reversed[backward.locate(key)]) << key;
+  }
+}
+
+TEST(KetamaLocatorTest, OneServerAnswersZero) {
+  const auto servers = make_fleet(1);
+  const KetamaLocator<Md5> ring(servers);
+  EXPECT_EQ(ring.locate("a"), 0U);
+  EXPECT_EQ(ring.locate_hash(12345), 0U);
+}
+
+TEST(KetamaLocatorTest, WeightedPointCountIsFloat32) {
+  // Equal weights: 160 points, except where float32 rounding gives 156.
+  for (std::size_t n : {1U, 2U, 3U, 4U, 10U, 24U, 26U, 46U, 48U, 99U}) {
+    EXPECT_EQ(memshard::weighted_point_count(1, static_cast<double>(n), n, 160), 160U) << n;
+  }
+  for (std::size_t n : {25U, 47U, 50U, 55U, 61U, 71U, 94U, 100U}) {
+    EXPECT_EQ(memshard::weighted_point_count(1, static_cast<double>(n), n, 160), 156U) << n;
+  }
+  // Exact arithmetic would give 160 at N = 25: float32 is what peers compute.
+  EXPECT_EQ(4 * static_cast<int>(std::floor(1.0 / 25.0 * 160.0 / 4.0 * 25.0 + 1e-10)), 160);
+  // Unequal weights: 1 and 3 of 4 with two servers.
+  EXPECT_EQ(memshard::weighted_point_count(1, 4, 2, 160), 80U);
+  EXPECT_EQ(memshard::weighted_point_count(3, 4, 2, 160), 240U);
+}
+
+TEST(KetamaLocatorTest, WeightsScaleTheShareOfKeys) {
+  auto servers = make_fleet(4);
+  servers[0].weight = 4;
+  const KetamaLocator<Md5> ring(servers);
+  EXPECT_EQ(KetamaLocator<Md5>::point_count(servers, 0, ring.options()), 4U * 4 * 160 / 7 / 4 * 4);
+  std::vector<int> counts(4);
+  std::mt19937 rng(9);
+  const int keys = 70000;
+  for (int i = 0; i < keys; ++i) {
+    ++counts[ring.locate(memshard::testing::random_key(rng, 30))];
+  }
+  // Expected shares 4/7 and 1/7.
+  EXPECT_NEAR(counts[0] / static_cast<double>(keys), 4.0 / 7.0, 0.05);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_NEAR(counts[i] / static_cast<double>(keys), 1.0 / 7.0, 0.04) << i;
+  }
+}
+
+constexpr KetamaOptions kFixed160{.points_per_server = 160,
+                                  .format = PointFormat::kLibmemcached,
+                                  .point_hash = PointHash::kMd5x4,
+                                  .count = PointCount::kFixed};
+
+TEST(KetamaLocatorTest, AddingServersMovesKeysOnlyToThem) {
+  // Monotonicity: a key either stays or moves to a new server; about m/(n+m) move.
+  std::mt19937 rng(21);
+  const auto keys = memshard::testing::random_keys(rng, 40000, 40);
+  for (const auto& [n, m] : {std::pair{10U, 1U}, std::pair{10U, 5U}, std::pair{100U, 1U}}) {
+    const auto after = make_fleet(n + m);
+    const std::vector<Server> before(after.begin(), after.begin() + n);
+    const KetamaLocator<Md5> old_ring(before, kFixed160);
+    const KetamaLocator<Md5> new_ring(after, kFixed160);
+    std::size_t moved = 0;
+    for (const auto& key : keys) {
+      const std::size_t was = old_ring.locate(key);
+      const std::size_t now = new_ring.locate(key);
+      if (was != now) {
+        ++moved;
+        ASSERT_GE(now, n) << "key " << key << " moved between old servers";
+      }
+    }
+    const double fraction = static_cast<double>(moved) / static_cast<double>(keys.size());
+    const double theory = static_cast<double>(m) / static_cast<double>(n + m);
+    EXPECT_NEAR(fraction, theory, 0.35 * theory + 0.005) << n << "+" << m;
+  }
+}
+
+TEST(KetamaLocatorTest, WeightedCountsBreakMonotonicityWhereFloat32Rounds) {
+  // libketama's float32 count gives 156 points each at N = 100 and 160 at
+  // N = 101: growing the fleet adds points to the old servers too, so some keys
+  // move between old servers. Peers do the same; memshard reproduces it.
+  const auto after = make_fleet(101);
+  const std::vector<Server> before(after.begin(), after.begin() + 100);
+  const KetamaLocator<Md5> old_ring(before);
+  const KetamaLocator<Md5> new_ring(after);
+  EXPECT_EQ(KetamaLocator<Md5>::point_count(before, 0, old_ring.options()), 156U);
+  EXPECT_EQ(KetamaLocator<Md5>::point_count(after, 0, new_ring.options()), 160U);
+  std::mt19937 rng(22);
+  int between_old = 0;
+  for (const auto& key : memshard::testing::random_keys(rng, 20000, 40)) {
+    const std::size_t now = new_ring.locate(key);
+    if (old_ring.locate(key) != now && now < 100) {
+      ++between_old;
+    }
+  }
+  EXPECT_GT(between_old, 0);
+}
+
+TEST(KetamaLocatorTest, RemovingAServerMovesOnlyItsKeys) {
+  const auto servers = make_fleet(10);
+  std::vector<Server> fewer = servers;
+  fewer.erase(fewer.begin() + 4);
+  const KetamaLocator<Md5> full(servers);
+  const KetamaLocator<Md5> reduced(fewer);
+  std::mt19937 rng(4);
+  for (const auto& key : memshard::testing::random_keys(rng, 20000, 40)) {
+    const Server& was = servers[full.locate(key)];
+    const Server& now = fewer[reduced.locate(key)];
+    if (was.host != servers[4].host) {
+      ASSERT_EQ(was, now) << key;
+    }
+  }
+}
+
+TEST(KetamaLocatorTest, BalanceImprovesWithPointsPerServer) {
+  const auto servers = make_fleet(10);
+  std::mt19937 rng(17);
+  const auto keys = memshard::testing::random_keys(rng, 100000, 30);
+  auto peak_over_mean = [&](std::size_t points) {
+    const KetamaLocator<Md5> ring(servers, {.points_per_server = points,
+                                            .format = PointFormat::kLibmemcached,
+                                            .point_hash = PointHash::kMd5x4,
+                                            .count = PointCount::kFixed});
+    std::vector<int> counts(servers.size());
+    for (const auto& key : keys) {
+      ++counts[ring.locate(key)];
+    }
+    const double mean = static_cast<double>(keys.size()) / static_cast<double>(servers.size());
+    return *std::max_element(counts.begin(), counts.end()) / mean;
+  };
+  const double few = peak_over_mean(4);
+  const double many = peak_over_mean(160);
+  EXPECT_GT(few, many);
+  EXPECT_LT(many, 1.25);
+}
+
+TEST(KetamaLocatorTest, TenThousandServers) {
+  const auto servers = make_fleet(10000);
+  const KetamaLocator<Crc32> ring(servers, {.points_per_server = 64,
+                                            .format = PointFormat::kName,
+                                            .point_hash = PointHash::kKeyHash,
+                                            .count = PointCount::kFixed});
+  EXPECT_EQ(ring.size(), 10000U);
+  std::mt19937 rng(2);
+  expect_search_matches_reference(ring, rng);
+  std::vector<bool> seen(servers.size());
+  for (int i = 0; i < 200000; ++i) {
+    seen[ring.locate(memshard::testing::random_key(rng, 20))] = true;
+  }
+  EXPECT_GT(std::count(seen.begin(), seen.end(), true), 9900);
+}
+
+TEST(KetamaLocatorTest, PointStrings) {
+  const Server plain{"10.0.0.1", 11211, 1, ""};
+  const Server other_port{"cache.example.com", 11300, 1, ""};
+  const Server named{"10.0.0.2", 11211, 1, "node2"};
+  EXPECT_EQ(KetamaLocator<Md5>::point_string(plain, 0, PointFormat::kLibmemcached), "10.0.0.1-0");
+  EXPECT_EQ(KetamaLocator<Md5>::point_string(other_port, 39, PointFormat::kLibmemcached),
+            "cache.example.com:11300-39");
+  EXPECT_EQ(KetamaLocator<Md5>::point_string(plain, 7, PointFormat::kSlashHostPort),
+            "/10.0.0.1:11211-7");
+  EXPECT_EQ(KetamaLocator<Md5>::point_string(named, 63, PointFormat::kName), "node2-63");
+  EXPECT_EQ(KetamaLocator<Md5>::point_string(plain, 1, PointFormat::kName), "10.0.0.1:11211-1");
+}
+
+TEST(KetamaLocatorTest, PointsAreTheHashesOfThePointStrings) {
+  const auto servers = make_fleet(2);
+  const KetamaOptions options{.points_per_server = 8,
+                              .format = PointFormat::kLibmemcached,
+                              .point_hash = PointHash::kMd5x4,
+                              .count = PointCount::kFixed};
+  const KetamaLocator<Md5> ring(servers, options);
+  std::map<std::uint32_t, std::uint32_t> expected;
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    for (std::size_t i = 0; i < 2; ++i) {
+      for (const auto word : Md5::words(KetamaLocator<Md5>::point_string(servers[s], i,
+                                                                         options.format))) {
+        expected.emplace(word, s);
+      }
+    }
+  }
+  std::map<std::uint32_t, std::uint32_t> actual;
+  for (const RingPoint& point : ring.points()) {
+    actual.emplace(point.value, point.server);
+  }
+  EXPECT_EQ(actual, expected);
+}
+
+TEST(KetamaLocatorTest, ConfigurationErrorsThrow) {
+  const auto servers = make_fleet(3);
+  EXPECT_THROW(KetamaLocator<Md5>(std::span<const Server>{}), ConfigError);
+  EXPECT_THROW(KetamaLocator<Md5>(servers, {.points_per_server = 0}), ConfigError);
+  EXPECT_THROW(KetamaLocator<Md5>(servers, {.points_per_server = 10}), ConfigError);
+  auto bad = servers;
+  bad[2].weight = 0;
+  EXPECT_THROW(KetamaLocator<Md5>{bad}, ConfigError);
+  bad = servers;
+  bad[2] = bad[0];
+  EXPECT_THROW(KetamaLocator<Md5>{bad}, ConfigError);
+  // A weight so small that the server gets no point at all.
+  bad = servers;
+  bad[0].weight = 1e-9;
+  bad[1].weight = 1e-9;
+  bad[2].weight = 1e-9;
+  EXPECT_NO_THROW(KetamaLocator<Md5>{bad});  // equal tiny weights are still equal
+}
+
+}  // namespace

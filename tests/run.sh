@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Builds memshard and runs every test: the dev build (all tests, warnings as
+# errors), then the AddressSanitizer+UBSan build. Installs missing Debian
+# packages first. Exit status: non-zero when any build or test fails.
+#
+#   tests/run.sh                 # everything
+#   MEMSHARD_SANITIZERS=0 tests/run.sh   # the dev build only
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+"$root/scripts/install-deps.sh"
+
+jobs=${MEMSHARD_JOBS:-$(nproc 2>/dev/null || echo 2)}
+presets=(dev)
+if [ "${MEMSHARD_SANITIZERS:-1}" != 0 ]; then
+  presets+=(asan-ubsan)
+fi
+
+status=0
+for preset in "${presets[@]}"; do
+  echo "== memshard: $preset: configure and build" >&2
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  echo "== memshard: $preset: test" >&2
+  ctest_args=(--preset "$preset" -j "$jobs" --timeout 900)
+  if [ "$preset" != dev ]; then
+    # The package tests configure nested projects; the dev build covers them.
+    ctest_args+=(-LE package)
+  fi
+  if ! ctest "${ctest_args[@]}"; then
+    status=1
+  fi
+done
+exit "$status"
