@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Every hasher: published vectors, compile-time answers, and libhashkit (the
 // hash library inside libmemcached) on many random keys.
+#include "memshard/hashers.hpp"
+
 #include <libhashkit-1.0/hashkit.h>
 
 #include <array>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/hashers.hpp"
 
 namespace {
 
@@ -73,11 +74,10 @@ TEST(Md5Test, WordsAreTheDigestLittleEndian) {
   const auto digest = Md5::digest(key);
   const auto words = Md5::words(key);
   for (std::size_t i = 0; i < 4; ++i) {
-    const std::uint32_t expected =
-        static_cast<std::uint32_t>(digest[4 * i]) |
-        static_cast<std::uint32_t>(digest[4 * i + 1]) << 8U |
-        static_cast<std::uint32_t>(digest[4 * i + 2]) << 16U |
-        static_cast<std::uint32_t>(digest[4 * i + 3]) << 24U;
+    const std::uint32_t expected = static_cast<std::uint32_t>(digest[4 * i]) |
+                                   static_cast<std::uint32_t>(digest[4 * i + 1]) << 8U |
+                                   static_cast<std::uint32_t>(digest[4 * i + 2]) << 16U |
+                                   static_cast<std::uint32_t>(digest[4 * i + 3]) << 24U;
     EXPECT_EQ(words[i], expected) << i;
   }
   EXPECT_EQ(Md5{}(key), words[0]);

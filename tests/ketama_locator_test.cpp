@@ -2,6 +2,8 @@
 // KetamaLocator's properties, independent of any peer: the search against a
 // brute-force reference, wrap-around, ties, weights, movement on resize and
 // balance. Agreement with real clients is in profiles_test.cpp.
+#include "memshard/ketama_locator.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,7 +16,6 @@
 
 #include "gtest/gtest.h"
 #include "memshard/hashers.hpp"
-#include "memshard/ketama_locator.hpp"
 #include "memshard/locator.hpp"
 #include "support/fleet.hpp"
 
@@ -316,8 +317,8 @@ TEST(KetamaLocatorTest, PointsAreTheHashesOfThePointStrings) {
   std::map<std::uint32_t, std::uint32_t> expected;
   for (std::uint32_t s = 0; s < 2; ++s) {
     for (std::size_t i = 0; i < 2; ++i) {
-      for (const auto word : Md5::words(KetamaLocator<Md5>::point_string(servers[s], i,
-                                                                         options.format))) {
+      for (const auto word :
+           Md5::words(KetamaLocator<Md5>::point_string(servers[s], i, options.format))) {
         expected.emplace(word, s);
       }
     }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
+#include "memshard/key.hpp"
+
 #include <string>
 
 #include "gtest/gtest.h"
-#include "memshard/key.hpp"
 
 namespace {
 

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include "memshard/modulo_locator.hpp"
+
 #include <algorithm>
 #include <random>
 #include <span>
@@ -8,7 +10,6 @@
 #include "gtest/gtest.h"
 #include "memshard/hashers.hpp"
 #include "memshard/locator.hpp"
-#include "memshard/modulo_locator.hpp"
 #include "support/fleet.hpp"
 
 namespace {

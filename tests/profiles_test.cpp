@@ -2,6 +2,8 @@
 // Every libmemcached profile against libmemcached itself: the same servers and
 // behaviours in an in-process memcached_st, and memcached_server_by_key() must
 // name the server memshard picks, for every key.
+#include "memshard/profiles.hpp"
+
 #include <libmemcached-1.0/memcached.h>
 
 #include <cstdint>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles.hpp"
 #include "support/fleet.hpp"
 
 namespace {
@@ -63,10 +64,10 @@ auto count_mismatches(const Memcached& oracle, std::span<const Server> servers,
       if (mismatches == 0) {
         ADD_FAILURE() << locator.description() << " N=" << servers.size() << " key '" << key
                       << "': memshard " << actual.endpoint() << ", libmemcached "
-                      << (expected == nullptr ? "(none)"
-                                              : std::string(memcached_server_name(expected)) +
-                                                    ":" +
-                                                    std::to_string(memcached_server_port(expected)));
+                      << (expected == nullptr
+                              ? "(none)"
+                              : std::string(memcached_server_name(expected)) + ":" +
+                                    std::to_string(memcached_server_port(expected)));
       }
       ++mismatches;
     }
@@ -79,10 +80,14 @@ struct HashName {
   memcached_hash_t libmemcached;
 };
 constexpr HashName kHashes[] = {
-    {"one_at_a_time", MEMCACHED_HASH_DEFAULT}, {"md5", MEMCACHED_HASH_MD5},
-    {"crc", MEMCACHED_HASH_CRC},               {"fnv1_64", MEMCACHED_HASH_FNV1_64},
-    {"fnv1a_64", MEMCACHED_HASH_FNV1A_64},     {"fnv1_32", MEMCACHED_HASH_FNV1_32},
-    {"fnv1a_32", MEMCACHED_HASH_FNV1A_32},     {"murmur", MEMCACHED_HASH_MURMUR},
+    {"one_at_a_time", MEMCACHED_HASH_DEFAULT},
+    {"md5", MEMCACHED_HASH_MD5},
+    {"crc", MEMCACHED_HASH_CRC},
+    {"fnv1_64", MEMCACHED_HASH_FNV1_64},
+    {"fnv1a_64", MEMCACHED_HASH_FNV1A_64},
+    {"fnv1_32", MEMCACHED_HASH_FNV1_32},
+    {"fnv1a_32", MEMCACHED_HASH_FNV1A_32},
+    {"murmur", MEMCACHED_HASH_MURMUR},
 };
 
 // Server counts: small, the float32 point-count traps (25, 47), and
@@ -129,8 +134,8 @@ TEST_P(LibmemcachedProfileTest, AgreesWithLibmemcachedOnEveryKey) {
     for (const bool weights : {false, true}) {
       for (int round = 0; round < 2; ++round) {
         const auto servers = random_fleet(rng, n, FleetShape{.weights = weights});
-        const auto oracle = make_oracle(
-            servers, [&](memcached_st* memc) { profile.configure(memc, nullptr); });
+        const auto oracle =
+            make_oracle(servers, [&](memcached_st* memc) { profile.configure(memc, nullptr); });
         const auto locator = memshard::make_locator(profile.profile, servers);
         ASSERT_EQ(count_mismatches(oracle, servers, locator, keys), 0)
             << profile.profile << " N=" << n << (weights ? " weighted" : "");
@@ -226,8 +231,8 @@ TEST(ArticleProfileTest, ModuloCrc32PublishedPlacements) {
 TEST(ArticleProfileTest, RingCrc32IsSixtyFourNamedPointsPerServer) {
   // The definition, written out: every point crc32("name-i"), the key goes to
   // the owner of the smallest point >= crc32(key), else of the smallest point.
-  const auto servers =
-      memshard::parse_servers("10.0.0.1:11211:1:node1,10.0.0.2:11211:1:node2,10.0.0.3:11211:1:node3");
+  const auto servers = memshard::parse_servers(
+      "10.0.0.1:11211:1:node1,10.0.0.2:11211:1:node2,10.0.0.3:11211:1:node3");
   const auto locator = memshard::make_locator("ring-crc32", servers);
   std::mt19937 rng(64);
   for (const auto& key : memshard::testing::random_keys(rng, 3000, 30)) {
@@ -238,8 +243,7 @@ TEST(ArticleProfileTest, RingCrc32IsSixtyFourNamedPointsPerServer) {
     std::size_t owner_any = 0;
     for (std::size_t s = 0; s < servers.size(); ++s) {
       for (int i = 0; i < 64; ++i) {
-        const std::uint32_t point =
-            memshard::Crc32{}(servers[s].name + "-" + std::to_string(i));
+        const std::uint32_t point = memshard::Crc32{}(servers[s].name + "-" + std::to_string(i));
         if (point >= h && point < best_above) {
           best_above = point;
           owner_above = s;

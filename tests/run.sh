@@ -24,6 +24,10 @@ for preset in "${presets[@]}"; do
   echo "== memshard: $preset: configure and build" >&2
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
+  if [ "$preset" = dev ]; then
+    # Each public header compiles on its own.
+    cmake --build --preset "$preset" -j "$jobs" --target all_verify_interface_header_sets
+  fi
   echo "== memshard: $preset: test" >&2
   ctest_args=(--preset "$preset" -j "$jobs" --timeout 900)
   if [ "$preset" != dev ]; then

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
+#include "memshard/server.hpp"
+
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/server.hpp"
 
 namespace {
 
@@ -43,9 +44,7 @@ TEST(ParseServerTest, DefaultsPortAndWeight) {
   EXPECT_EQ(parse_server("h:11300:2.5").weight, 2.5);
 }
 
-TEST(ParseServerTest, NameKeepsItsColons) {
-  EXPECT_EQ(parse_server("h:1:1:a:b:c").name, "a:b:c");
-}
+TEST(ParseServerTest, NameKeepsItsColons) { EXPECT_EQ(parse_server("h:1:1:a:b:c").name, "a:b:c"); }
 
 TEST(ParseServerTest, BracketedIpv6) {
   const Server server = parse_server("[::1]:11212:3:v6");

@@ -34,8 +34,7 @@ inline constexpr std::array<std::uint32_t, 256> kCrc32Table = [] {
 struct Crc32 {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "crc32"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     std::uint32_t crc = 0xFFFFFFFFU;
     for (const char c : bytes) {
       crc = detail::kCrc32Table[(crc ^ static_cast<unsigned char>(c)) & 0xFFU] ^ (crc >> 8U);
@@ -50,8 +49,7 @@ struct Crc32 {
 struct LibmemcachedCrc {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "crc"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     return (Crc32{}(bytes) >> 16U) & 0x7FFFU;
   }
 };

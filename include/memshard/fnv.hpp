@@ -26,8 +26,7 @@ inline constexpr std::uint64_t kFnv64Prime = 0x100000001B3ULL;
 struct Fnv1_32 {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fnv1_32"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     std::uint32_t h = detail::kFnv32Basis;
     for (const char c : bytes) {
       h *= detail::kFnv32Prime;
@@ -41,8 +40,7 @@ struct Fnv1_32 {
 struct Fnv1a_32 {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fnv1a_32"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     std::uint32_t h = detail::kFnv32Basis;
     for (const char c : bytes) {
       h ^= detail::widen_signed(c);
@@ -56,8 +54,7 @@ struct Fnv1a_32 {
 struct Fnv1_64 {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fnv1_64"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     std::uint64_t h = detail::kFnv64Basis;
     for (const char c : bytes) {
       h *= detail::kFnv64Prime;
@@ -72,8 +69,7 @@ struct Fnv1_64 {
 struct Fnv1a_64 {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fnv1a_64"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     auto h = static_cast<std::uint32_t>(detail::kFnv64Basis);
     for (const char c : bytes) {
       h ^= detail::widen_signed(c);

@@ -30,8 +30,10 @@ namespace memshard {
 ///   static_assert(memshard::Hasher<Xor>);
 template <class H>
 concept Hasher = std::default_initializable<H> && requires(const H& hash, std::string_view bytes) {
-  { hash(bytes) } noexcept -> std::same_as<std::uint32_t>;
-  { H::name() } noexcept -> std::convertible_to<std::string_view>;
+  { hash(bytes) }
+  noexcept->std::same_as<std::uint32_t>;
+  { H::name() }
+  noexcept->std::convertible_to<std::string_view>;
 };
 
 }  // namespace memshard

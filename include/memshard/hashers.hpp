@@ -23,9 +23,8 @@ namespace memshard {
 /// kHashNames: the names visit_hasher accepts (and "default", an alias of
 /// "one_at_a_time", libmemcached's default).
 inline constexpr std::array<std::string_view, 9> kHashNames = {
-    OneAtATime::name(), Md5::name(),      LibmemcachedCrc::name(),
-    Crc32::name(),      Fnv1_32::name(),  Fnv1a_32::name(),
-    Fnv1_64::name(),    Fnv1a_64::name(), Murmur::name()};
+    OneAtATime::name(), Md5::name(),     LibmemcachedCrc::name(), Crc32::name(), Fnv1_32::name(),
+    Fnv1a_32::name(),   Fnv1_64::name(), Fnv1a_64::name(),        Murmur::name()};
 
 /// visit_hasher: calls `visit(H{})` with the hasher named `name` and returns
 /// what it returns. Throws ConfigError for an unknown name.

@@ -91,8 +91,8 @@ struct RingPoint {
 /// For equal weights and base 160 it gives 160, except for some N (25, 47, 50,
 /// 55, 61, 71, 94, 100, ...) where float32 rounding gives 156.
 [[nodiscard]] inline auto weighted_point_count(double weight, double total_weight,
-                                               std::size_t servers,
-                                               std::size_t base) noexcept -> std::size_t {
+                                               std::size_t servers, std::size_t base) noexcept
+    -> std::size_t {
   const float pct = static_cast<float>(weight) / static_cast<float>(total_weight);
   const float per_server = pct * static_cast<float>(base);
   const float quarter = per_server / 4.0F;
@@ -281,11 +281,10 @@ class KetamaLocator {
       return last_wins ? a.server > b.server : a.server < b.server;
     });
     // Keep one point per position: the tie winner sorts first.
-    points_.erase(std::unique(points_.begin(), points_.end(),
-                              [](const RingPoint& a, const RingPoint& b) {
-                                return a.value == b.value;
-                              }),
-                  points_.end());
+    points_.erase(
+        std::unique(points_.begin(), points_.end(),
+                    [](const RingPoint& a, const RingPoint& b) { return a.value == b.value; }),
+        points_.end());
     points_.shrink_to_fit();
     build_table();
     points_.push_back({std::numeric_limits<std::uint32_t>::max(), points_.front().server});

@@ -25,8 +25,10 @@ namespace memshard {
 /// one. So one locator may be read by any number of threads at once.
 template <class L>
 concept Locator = requires(const L& locator, std::string_view key) {
-  { locator.locate(key) } noexcept -> std::same_as<std::size_t>;
-  { locator.size() } noexcept -> std::same_as<std::size_t>;
+  { locator.locate(key) }
+  noexcept->std::same_as<std::size_t>;
+  { locator.size() }
+  noexcept->std::same_as<std::size_t>;
 };
 
 }  // namespace memshard

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
@@ -20,16 +21,14 @@ namespace memshard {
 namespace detail {
 
 inline constexpr std::array<std::uint32_t, 64> kMd5Sines = {
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
-    0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
-    0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
-    0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
-    0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
-    0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
-    0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
-    0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
-    0xeb86d391};
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
 
 inline constexpr std::array<int, 16> kMd5Shifts = {7, 12, 17, 22, 5, 9,  14, 20,
                                                    4, 11, 16, 23, 6, 10, 15, 21};
@@ -47,8 +46,10 @@ constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   std::uint32_t c = state[2];
   std::uint32_t d = state[3];
   // One step: a = b + rotl(a + f + K[i] + m[g], s), then rotate the registers.
-  auto step = [&](std::uint32_t f, std::size_t i, std::size_t g) {
-    const std::uint32_t sum = a + f + kMd5Sines[i] + m[g];
+  // `b` is the register the previous step just produced, so everything that
+  // does not wait on it (`early`) is summed first; MD5 is bound by this chain.
+  auto step = [&](std::uint32_t early, std::uint32_t f, std::size_t i, std::size_t g) {
+    const std::uint32_t sum = (a + kMd5Sines[i] + m[g] + early) + f;
     const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
     const std::uint32_t next = b + ((sum << s) | (sum >> (32 - s)));
     a = d;
@@ -58,19 +59,20 @@ constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   };
 #pragma GCC unroll 16
   for (std::size_t i = 0; i < 16; ++i) {
-    step((b & c) | (~b & d), i, i);
+    step(0, d ^ (b & (c ^ d)), i, i);
   }
 #pragma GCC unroll 16
   for (std::size_t i = 16; i < 32; ++i) {
-    step((d & b) | (~d & c), i, (5 * i + 1) % 16);
+    // G = (d & b) | (~d & c): the two terms share no bit, so | is +.
+    step(~d & c, d & b, i, (5 * i + 1) % 16);
   }
 #pragma GCC unroll 16
   for (std::size_t i = 32; i < 48; ++i) {
-    step(b ^ c ^ d, i, (3 * i + 5) % 16);
+    step(0, b ^ (c ^ d), i, (3 * i + 5) % 16);
   }
 #pragma GCC unroll 16
   for (std::size_t i = 48; i < 64; ++i) {
-    step(c ^ (b | ~d), i, (7 * i) % 16);
+    step(0, c ^ (b | ~d), i, (7 * i) % 16);
   }
   state[0] += a;
   state[1] += b;
@@ -89,8 +91,12 @@ constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   // The tail, the 0x80 marker and the bit length fill one or two last blocks.
   std::array<char, 128> tail{};
   const std::size_t rest = size - done;
-  for (std::size_t i = 0; i < rest; ++i) {
-    tail[i] = bytes[done + i];
+  if (std::is_constant_evaluated()) {
+    for (std::size_t i = 0; i < rest; ++i) {
+      tail[i] = bytes[done + i];
+    }
+  } else if (rest != 0) {
+    std::memcpy(tail.data(), bytes.data() + done, rest);
   }
   tail[rest] = static_cast<char>(0x80);
   const std::size_t tail_size = rest < 56 ? 64 : 128;
@@ -115,8 +121,7 @@ struct Md5 {
 
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "md5"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     return detail::md5_words(bytes)[0];
   }
 

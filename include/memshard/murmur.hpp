@@ -18,8 +18,7 @@ namespace memshard {
 struct Murmur {
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "murmur"; }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     constexpr std::uint32_t kM = 0x5bd1e995U;
     const auto length = static_cast<std::uint32_t>(bytes.size());
     std::uint32_t h = (0xdeadbeefU * length) ^ length;

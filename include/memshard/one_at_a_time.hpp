@@ -20,8 +20,7 @@ struct OneAtATime {
     return "one_at_a_time";
   }
 
-  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept
-      -> std::uint32_t {
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     std::uint32_t h = 0;
     for (const char c : bytes) {
       h += detail::widen_signed(c);

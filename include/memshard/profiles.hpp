@@ -136,8 +136,7 @@ template <Hasher Hash = Md5>
 /// "/host:port-i"; unweighted 100 points hashed with the key hash, or, with a
 /// weight above 1, the weighted md5 x4 ring.
 [[nodiscard]] inline auto libmemcached_ketama_spy_options(std::span<const Server> servers,
-                                                          std::size_t points = 0)
-    -> KetamaOptions {
+                                                          std::size_t points = 0) -> KetamaOptions {
   KetamaOptions options = libmemcached_ketama_options(servers, points);
   options.format = PointFormat::kSlashHostPort;
   return options;
@@ -147,8 +146,8 @@ template <Hasher Hash = Md5>
 /// Note that libmemcached's SPY ring is not spymemcached's own (which takes 160
 /// md5 x4 points and breaks ties the other way).
 template <Hasher Hash = OneAtATime>
-[[nodiscard]] auto libmemcached_ketama_spy(std::span<const Server> servers,
-                                           std::size_t points = 0) -> KetamaLocator<Hash> {
+[[nodiscard]] auto libmemcached_ketama_spy(std::span<const Server> servers, std::size_t points = 0)
+    -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "libmemcached-ketama-spy");
   return KetamaLocator<Hash>(servers, libmemcached_ketama_spy_options(servers, points));
 }
@@ -259,8 +258,7 @@ struct ProfileOptions {
       return AnyLocator(profiles::libmemcached_ketama<Hash>(servers, points), description);
     }
     if (name == "libmemcached-ketama-weighted") {
-      return AnyLocator(profiles::libmemcached_ketama_weighted<Hash>(servers, points),
-                        description);
+      return AnyLocator(profiles::libmemcached_ketama_weighted<Hash>(servers, points), description);
     }
     if (name == "libmemcached-ketama-spy") {
       return AnyLocator(profiles::libmemcached_ketama_spy<Hash>(servers, points), description);

@@ -41,8 +41,8 @@ inline auto random_fleet(std::mt19937& rng, std::size_t count, FleetShape shape 
   while (servers.size() < count) {
     Server server;
     if (rng() % 2 == 0) {
-      server.host = "10." + std::to_string(rng() % 256) + "." + std::to_string(rng() % 256) +
-                    "." + std::to_string(rng() % 254 + 1);
+      server.host = "10." + std::to_string(rng() % 256) + "." + std::to_string(rng() % 256) + "." +
+                    std::to_string(rng() % 254 + 1);
     } else {
       static constexpr const char* kWords[] = {"cache", "mc", "memcache", "shard", "kv"};
       server.host = std::string(kWords[rng() % 5]) + std::to_string(rng() % 1000) +
