@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds memshard and runs every test: the dev build (all tests, warnings as
-# errors), then the AddressSanitizer+UBSan build. Installs missing Debian
-# packages first. Exit status: non-zero when any build or test fails.
+# Builds memshard and runs every test: the dev build with g++ (all tests,
+# warnings as errors), then the AddressSanitizer+UBSan build with clang++.
+# Installs missing Debian packages first. Exit status: non-zero when any build
+# or test fails.
 #
 #   tests/run.sh                 # everything
 #   MEMSHARD_SANITIZERS=0 tests/run.sh   # the dev build only
@@ -11,13 +12,15 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-"$root/scripts/install-deps.sh"
-
 jobs=${MEMSHARD_JOBS:-$(nproc 2>/dev/null || echo 2)}
 presets=(dev)
+extra_packages=()
 if [ "${MEMSHARD_SANITIZERS:-1}" != 0 ]; then
+  # The sanitizer build uses clang++, so both compilers build everything.
   presets+=(asan-ubsan)
+  extra_packages+=(clang libclang-rt-14-dev)
 fi
+"$root/scripts/install-deps.sh" "${extra_packages[@]}"
 
 status=0
 for preset in "${presets[@]}"; do
