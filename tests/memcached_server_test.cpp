@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // memcached_server_test.cpp: the RAII memcached process that the live-server
 // tests and the benchmarks use: start-up on free ports, the raw command
-// helper, stop/restart, clean-up, and clear failures for a bad binary.
+// client, stop/restart, clean-up, and clear failures for a bad binary.
 
 #include "support/memcached_server.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -179,8 +180,13 @@ TEST(MemcachedServerTest, StatsIsReadToItsEndAndNamesTheProcess) {
   const std::string stats = server.command("stats\r\n");
   EXPECT_TRUE(stats.ends_with("END\r\n")) << stats;
   EXPECT_NE(stats.find("STAT pid " + std::to_string(server.pid()) + "\r\n"), std::string::npos);
-  EXPECT_NE(stats.find("STAT tcp_port " + std::to_string(server.port()) + "\r\n"),
-            std::string::npos);
+  const std::string settings = server.command("stats settings\r\n");
+  EXPECT_TRUE(settings.ends_with("END\r\n")) << settings;
+  EXPECT_NE(settings.find("STAT tcpport " + std::to_string(server.port()) + "\r\n"),
+            std::string::npos)
+      << settings;
+  EXPECT_NE(settings.find("STAT udpport 0\r\n"), std::string::npos) << settings;
+  EXPECT_NE(settings.find("STAT num_threads 1\r\n"), std::string::npos) << settings;
   EXPECT_EQ(server.command("stats reset\r\n"), "RESET\r\n");
 }
 
@@ -356,6 +362,9 @@ TEST(MemcachedServerTest, BinaryThatNeverAnswersTimesOutAndIsKilled) {
 }
 
 TEST(MemcachedServerTest, ServerDiesWithTheProcessThatStartedIt) {
+  // This process adopts orphaned descendants, so it can reap the server and
+  // read how it ended.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t owner = ::fork();
@@ -388,8 +397,18 @@ TEST(MemcachedServerTest, ServerDiesWithTheProcessThatStartedIt) {
   ::waitpid(owner, &status, 0);
   ASSERT_EQ(got, static_cast<ssize_t>(sizeof server_pid));
   ASSERT_GT(server_pid, 0) << "the child could not start a server";
-  EXPECT_TRUE(wait_until([&] { return process_gone(server_pid); }, milliseconds{10'000}))
-      << "memcached " << server_pid << " outlived the process that started it";
+  int server_status = 0;
+  const bool reaped =
+      wait_until([&] { return ::waitpid(server_pid, &server_status, WNOHANG) == server_pid; },
+                 milliseconds{10'000});
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  if (!reaped) {
+    ::kill(server_pid, SIGKILL);
+    ::waitpid(server_pid, &server_status, 0);
+    FAIL() << "memcached " << server_pid << " outlived the process that started it";
+  }
+  EXPECT_TRUE(WIFSIGNALED(server_status));
+  EXPECT_EQ(WTERMSIG(server_status), SIGKILL);
 }
 
 }  // namespace

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// balance_bench.cpp: how evenly placements spread keys over servers.
+//
+// One million deterministic keys are placed on N = 4, 10 and 100 servers by a
+// ketama ring with a fixed number of md5 points per server (1, 64, 100, 160,
+// 1000: one point per server shows why virtual nodes exist), by libmemcached's
+// weighted ring (160 md5 x4 points; 156 at N = 100, from its float32 point
+// count) and by modulo. Each run reports, as counters:
+//   peak_over_mean, min_over_mean, cv   per-server key counts;
+//   ring_cv                             exact ring shares (no key sampling);
+//   sampling_cv                         the cv that ideal random placement of
+//                                       these keys would still show, sqrt((N-1)/K).
+// Runs once (Iterations(1)): the time is that of placing the keys.
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "memshard/memshard.hpp"
+
+namespace {
+
+using memshard::KetamaLocator;
+using memshard::KetamaOptions;
+using memshard::Md5;
+using memshard::Server;
+using memshard::bench::KeySet;
+
+constexpr std::size_t kBalanceKeys = 1'000'000;
+
+auto balance_keys() -> const KeySet& {
+  static const KeySet keys(kBalanceKeys);
+  return keys;
+}
+
+template <class Hash>
+auto key_hashes() -> const std::vector<std::uint32_t>& {
+  static const std::vector<std::uint32_t> hashes = memshard::bench::hash_all<Hash>(balance_keys());
+  return hashes;
+}
+
+// ring_shares: the fraction of the 2^32 ring each server owns. A point owns
+// the arc from the previous point (exclusive) up to itself; the first point
+// also owns the arc that wraps past the top.
+template <class Locator>
+auto ring_shares(const Locator& locator) -> std::vector<double> {
+  std::vector<double> shares(locator.size(), 0.0);
+  const auto points = locator.points();
+  constexpr double kRing = 4294967296.0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const double from = i == 0 ? static_cast<double>(points.back().value) - kRing
+                               : static_cast<double>(points[i - 1].value);
+    shares[points[i].server] += (static_cast<double>(points[i].value) - from) / kRing;
+  }
+  return shares;
+}
+
+template <class Locator>
+void place_and_report(benchmark::State& state, const Locator& locator,
+                      const std::vector<std::uint32_t>& hashes) {
+  std::vector<std::uint64_t> counts(locator.size(), 0);
+  for (auto _ : state) {
+    std::fill(counts.begin(), counts.end(), 0);
+    for (const std::uint32_t hash : hashes) {
+      ++counts[locator.locate_hash(hash)];
+    }
+    benchmark::DoNotOptimize(counts.data());
+  }
+  const memshard::bench::LoadStats stats =
+      memshard::bench::load_stats(std::span<const std::uint64_t>(counts));
+  const auto n = static_cast<double>(locator.size());
+  state.counters["servers"] = n;
+  state.counters["keys"] = static_cast<double>(hashes.size());
+  state.counters["peak_over_mean"] = stats.peak_over_mean;
+  state.counters["min_over_mean"] = stats.min_over_mean;
+  state.counters["cv"] = stats.cv;
+  state.counters["sampling_cv"] = std::sqrt((n - 1) / static_cast<double>(hashes.size()));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(hashes.size()));
+}
+
+template <class Locator>
+void report_ring(benchmark::State& state, const Locator& locator) {
+  const std::vector<double> shares = ring_shares(locator);
+  state.counters["ring_cv"] = memshard::bench::load_stats(std::span<const double>(shares)).cv;
+  state.counters["ring_points"] = static_cast<double>(locator.points().size());
+}
+
+// A ketama ring with range(1) md5 points per server: point i of a server is
+// the first md5 word of "host-i" (one point per string, so any count works).
+void BM_BalanceKetamaMd5(benchmark::State& state) {
+  const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
+  KetamaOptions options;
+  options.format = memshard::PointFormat::kLibmemcached;
+  options.point_hash = memshard::PointHash::kKeyHash;
+  options.count = memshard::PointCount::kFixed;
+  options.points_per_server = static_cast<std::size_t>(state.range(1));
+  const KetamaLocator<Md5> ring(servers, options);
+  place_and_report(state, ring, key_hashes<Md5>());
+  report_ring(state, ring);
+  state.counters["points_per_server"] = static_cast<double>(options.points_per_server);
+  state.SetLabel("ketama-md5 fixed points");
+}
+
+// libmemcached KETAMA_WEIGHTED / libketama: 160 md5 x4 points (float32 count).
+void BM_BalanceKetamaMd5Weighted(benchmark::State& state) {
+  const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
+  const auto ring = memshard::profiles::libmemcached_ketama_weighted(servers);
+  place_and_report(state, ring, key_hashes<Md5>());
+  report_ring(state, ring);
+  state.counters["points_per_server"] =
+      static_cast<double>(decltype(ring)::point_count(servers, 0, ring.options()));
+  state.SetLabel("ketama-md5-weighted");
+}
+
+void BM_BalanceModuloCrc32(benchmark::State& state) {
+  const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
+  const auto modulo = memshard::profiles::modulo_crc32(servers);
+  place_and_report(state, modulo, key_hashes<memshard::Crc32>());
+  // Exact shares of hash % N over all 2^32 hashes: (2^32 mod N) servers own
+  // one hash value more than the others.
+  const std::uint64_t n = servers.size();
+  constexpr std::uint64_t kHashes = std::uint64_t{1} << 32U;
+  std::vector<std::uint64_t> owned(servers.size(), kHashes / n);
+  for (std::uint64_t i = 0; i < kHashes % n; ++i) {
+    ++owned[i];
+  }
+  state.counters["ring_cv"] = memshard::bench::load_stats(std::span<const std::uint64_t>(owned)).cv;
+  state.SetLabel("modulo-crc32");
+}
+
+BENCHMARK(BM_BalanceKetamaMd5)
+    ->ArgNames({"servers", "points"})
+    ->ArgsProduct({{4, 10, 100}, {1, 64, 100, 160, 1000}})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BalanceKetamaMd5Weighted)
+    ->ArgName("servers")
+    ->Arg(4)
+    ->Arg(10)
+    ->Arg(100)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BalanceModuloCrc32)
+    ->ArgName("servers")
+    ->Arg(4)
+    ->Arg(10)
+    ->Arg(100)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_BENCH_SUPPORT_HPP_
+#define MEMSHARD_BENCH_SUPPORT_HPP_
+
+// bench_support.hpp: what every memshard benchmark shares: deterministic keys,
+// server lists, per-server load statistics, and an owning libmemcached handle
+// configured like a memshard profile.
+
+#include <libmemcached-1.0/memcached.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memshard/server.hpp"
+
+namespace memshard::bench {
+
+/// SplitMix64: a tiny deterministic generator (the same sequence on every
+/// platform and standard library, unlike std::uniform_int_distribution).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) noexcept : state_(seed) {}
+
+  auto next() noexcept -> std::uint64_t {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31U);
+  }
+
+  /// below: a value in [0, bound).
+  auto below(std::uint64_t bound) noexcept -> std::uint64_t { return next() % bound; }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// KeySet: `count` keys of 10 to 40 bytes drawn from 64 key-safe characters,
+/// stored back to back in one buffer. The same seed gives the same keys.
+class KeySet {
+ public:
+  static constexpr std::size_t kMinLength = 10;
+  static constexpr std::size_t kMaxLength = 40;
+
+  explicit KeySet(std::size_t count, std::uint64_t seed = 0x6D656D7368617264ULL) {
+    static constexpr std::string_view kAlphabet =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_";
+    SplitMix64 random(seed);
+    std::vector<std::size_t> lengths(count);
+    std::size_t total = 0;
+    for (std::size_t& length : lengths) {
+      length = kMinLength + random.below(kMaxLength - kMinLength + 1);
+      total += length;
+    }
+    bytes_.reserve(total);
+    for (const std::size_t length : lengths) {
+      for (std::size_t i = 0; i < length; ++i) {
+        bytes_.push_back(kAlphabet[random.below(kAlphabet.size())]);
+      }
+    }
+    views_.reserve(count);
+    std::size_t offset = 0;
+    for (const std::size_t length : lengths) {
+      views_.emplace_back(bytes_.data() + offset, length);
+      offset += length;
+    }
+  }
+
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return views_.size(); }
+  [[nodiscard]] auto operator[](std::size_t i) const noexcept -> std::string_view {
+    return views_[i];
+  }
+  [[nodiscard]] auto begin() const noexcept { return views_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return views_.end(); }
+
+ private:
+  std::string bytes_;
+  std::vector<std::string_view> views_;
+};
+
+/// hash_all: `Hash{}(key)` for every key.
+template <class Hash>
+[[nodiscard]] auto hash_all(const KeySet& keys) -> std::vector<std::uint32_t> {
+  std::vector<std::uint32_t> hashes;
+  hashes.reserve(keys.size());
+  for (const std::string_view key : keys) {
+    hashes.push_back(Hash{}(key));
+  }
+  return hashes;
+}
+
+/// make_servers: `count` servers "10.0.x.y:11211", for placement only: no
+/// benchmark ever connects to them. The first k of make_servers(n) are
+/// make_servers(k), so a list of n+1 is "one server added" to a list of n.
+[[nodiscard]] inline auto make_servers(std::size_t count) -> std::vector<Server> {
+  std::vector<Server> servers;
+  servers.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t id = i + 1;
+    servers.push_back(Server{"10.0." + std::to_string(id / 256) + "." + std::to_string(id % 256),
+                             kDefaultPort,
+                             1.0,
+                             {}});
+  }
+  return servers;
+}
+
+/// LoadStats: how evenly keys spread over servers.
+struct LoadStats {
+  double peak_over_mean = 0;  ///< the busiest server's load / the mean load
+  double min_over_mean = 0;   ///< the idlest server's load / the mean load
+  double cv = 0;              ///< coefficient of variation: stddev / mean
+};
+
+/// load_stats: statistics of per-server loads (key counts or ring shares).
+template <class T>
+[[nodiscard]] auto load_stats(std::span<const T> loads) -> LoadStats {
+  if (loads.empty()) {
+    return {};
+  }
+  double sum = 0;
+  for (const T load : loads) {
+    sum += static_cast<double>(load);
+  }
+  const double mean = sum / static_cast<double>(loads.size());
+  double squares = 0;
+  for (const T load : loads) {
+    const double d = static_cast<double>(load) - mean;
+    squares += d * d;
+  }
+  const auto [low, high] = std::minmax_element(loads.begin(), loads.end());
+  LoadStats stats;
+  stats.peak_over_mean = static_cast<double>(*high) / mean;
+  stats.min_over_mean = static_cast<double>(*low) / mean;
+  stats.cv = std::sqrt(squares / static_cast<double>(loads.size())) / mean;
+  return stats;
+}
+
+/// MemcachedDeleter: frees a libmemcached handle.
+struct MemcachedDeleter {
+  void operator()(memcached_st* memc) const noexcept { memcached_free(memc); }
+};
+
+/// MemcachedPtr: an owning libmemcached handle.
+using MemcachedPtr = std::unique_ptr<memcached_st, MemcachedDeleter>;
+
+/// check: throws std::runtime_error naming `what` unless `rc` is a success.
+inline void check(memcached_return_t rc, const memcached_st* memc, std::string_view what) {
+  if (!memcached_success(rc)) {
+    std::string message = "memshard bench: ";
+    message.append(what).append(": ").append(memcached_strerror(memc, rc));
+    throw std::runtime_error(message);
+  }
+}
+
+/// LibmemcachedPlacement: the libmemcached distributions the benchmarks compare with.
+enum class LibmemcachedPlacement : std::uint8_t {
+  kKetamaWeighted,  ///< MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED (md5 keys, md5 x4 points)
+  kModula,          ///< MEMCACHED_DISTRIBUTION_MODULA (one_at_a_time % N)
+};
+
+/// make_libmemcached: a handle holding `servers` (weights as given) with the
+/// placement set before the servers are added, as pylibmc and PHP do.
+[[nodiscard]] inline auto make_libmemcached(std::span<const Server> servers,
+                                            LibmemcachedPlacement placement) -> MemcachedPtr {
+  MemcachedPtr memc(memcached_create(nullptr));
+  if (!memc) {
+    throw std::runtime_error("memshard bench: memcached_create failed");
+  }
+  if (placement == LibmemcachedPlacement::kKetamaWeighted) {
+    check(memcached_behavior_set(memc.get(), MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1), memc.get(),
+          "KETAMA_WEIGHTED");
+  } else {
+    check(memcached_behavior_set(memc.get(), MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                                 MEMCACHED_DISTRIBUTION_MODULA),
+          memc.get(), "DISTRIBUTION_MODULA");
+  }
+  // memcached_server_list_append reallocates the list: free whatever it is last.
+  class ListGuard {
+   public:
+    explicit ListGuard(memcached_server_list_st& list) noexcept : list_(list) {}
+    ListGuard(const ListGuard&) = delete;
+    auto operator=(const ListGuard&) -> ListGuard& = delete;
+    ~ListGuard() { memcached_server_list_free(list_); }
+
+   private:
+    memcached_server_list_st& list_;
+  };
+  memcached_server_list_st list = nullptr;
+  const ListGuard guard(list);
+  for (const Server& server : servers) {
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    list = memcached_server_list_append_with_weight(list, server.host.c_str(), server.port,
+                                                    static_cast<std::uint32_t>(server.weight), &rc);
+    check(rc, memc.get(), "memcached_server_list_append " + server.endpoint());
+  }
+  check(memcached_server_push(memc.get(), list), memc.get(), "memcached_server_push");
+  return memc;
+}
+
+}  // namespace memshard::bench
+
+#endif  // MEMSHARD_BENCH_SUPPORT_HPP_

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// hit_rate_bench.cpp: the cache hit rate that survives a resize, measured on
+// real memcached servers.
+//
+// For each placement (modulo-crc32, ring-crc32, ketama-md5-weighted):
+//   add:    flush_all, store K keys on the first M-1 servers (routed by the
+//           placement for M-1 servers), then read every key back through the
+//           placement for all M servers;
+//   remove: flush_all, store K keys on all M servers, then read them back
+//           through the placement for the last M-1 (the first server failed
+//           and was taken out of the list).
+// Keys go through one libmemcached handle per server, routed by memshard; reads
+// use memcached_mget batches. Counters:
+//   hit_rate    keys read back with the right value / K, after the resize;
+//   predicted   keys the two placements put on the same server / K (what the
+//               hit rate must be if the servers kept every key);
+//   theory      modulo 1/M, a ring (M-1)/M, for both add and remove (for
+//               modulo, r % M == r % (M-1) + 1 also holds for 1 in M values);
+//   baseline    hit rate through the placement used to store (must be 1).
+//
+// Servers: MEMSHARD_SERVERS=host:port,... uses those (M = their number, at
+// least 2; every one is flushed). Otherwise M = MEMSHARD_BENCH_SERVERS + 1
+// local memcached processes (default 4 + 1) are started on free ports and
+// stopped on exit. MEMSHARD_BENCH_KEYS sets K (default 20000).
+
+#include <benchmark/benchmark.h>
+#include <libmemcached-1.0/memcached.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+namespace {
+
+using memshard::Server;
+using memshard::bench::KeySet;
+using memshard::bench::MemcachedPtr;
+using memshard::testing::MemcachedServer;
+
+constexpr std::string_view kValuePrefix = "memshard-hit-rate:";
+constexpr std::size_t kBatch = 500;
+
+auto env_count(const char* name, std::size_t fallback, std::size_t minimum) -> std::size_t {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') {
+    return fallback;
+  }
+  std::size_t used = 0;
+  const unsigned long long value = std::stoull(text, &used);
+  if (used != std::string_view(text).size() || value < minimum) {
+    throw std::invalid_argument(
+        std::string(name) + " must be a whole number >= " + std::to_string(minimum) + ": " + text);
+  }
+  return static_cast<std::size_t>(value);
+}
+
+// Fleet: the servers under test, with one libmemcached handle each.
+class Fleet {
+ public:
+  Fleet() {
+    if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
+      servers_ = memshard::parse_servers(list);
+      if (servers_.size() < 2) {
+        throw std::invalid_argument("MEMSHARD_SERVERS needs at least 2 servers");
+      }
+      std::cerr << "memshard: using MEMSHARD_SERVERS (" << servers_.size() << " servers)\n";
+    } else {
+      const std::size_t before = env_count("MEMSHARD_BENCH_SERVERS", 4, 1);
+      for (std::size_t i = 0; i <= before; ++i) {
+        local_.emplace_back();
+        servers_.push_back(memshard::parse_server(local_.back().spec()));
+      }
+      std::cerr << "memshard: started " << local_.size() << " local memcached servers:";
+      for (const MemcachedServer& server : local_) {
+        std::cerr << ' ' << server.spec();
+      }
+      std::cerr << '\n';
+    }
+    for (const Server& server : servers_) {
+      handles_.push_back(connect(server));
+    }
+    std::string specs;
+    for (const Server& server : servers_) {
+      specs.append(specs.empty() ? "" : ",").append(server.endpoint());
+    }
+    benchmark::AddCustomContext("memshard_servers", specs);
+    benchmark::AddCustomContext("memshard_server_source",
+                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
+    if (!local_.empty()) {
+      std::string version = local_.front().command("version\r\n");
+      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
+        version.pop_back();
+      }
+      benchmark::AddCustomContext("memshard_memcached_version", version);
+    }
+  }
+
+  [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return servers_; }
+  [[nodiscard]] auto handle(std::size_t i) const noexcept -> memcached_st* {
+    return handles_[i].get();
+  }
+  [[nodiscard]] auto local() const noexcept -> bool { return !local_.empty(); }
+
+  void flush_all() const {
+    for (std::size_t i = 0; i < handles_.size(); ++i) {
+      memshard::bench::check(memcached_flush(handle(i), 0), handle(i),
+                             "flush_all on " + servers_[i].endpoint());
+    }
+  }
+
+ private:
+  static auto connect(const Server& server) -> MemcachedPtr {
+    MemcachedPtr memc(memcached_create(nullptr));
+    if (!memc) {
+      throw std::runtime_error("memcached_create failed");
+    }
+    memcached_st* m = memc.get();
+    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1), m,
+                           "TCP_NODELAY");
+    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, 2000), m,
+                           "CONNECT_TIMEOUT");
+    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, 2000), m,
+                           "POLL_TIMEOUT");
+    memshard::bench::check(memcached_server_add(m, server.host.c_str(), server.port), m,
+                           "adding " + server.endpoint());
+    return memc;
+  }
+
+  std::vector<MemcachedServer> local_;  // empty with MEMSHARD_SERVERS
+  std::vector<Server> servers_;
+  std::vector<MemcachedPtr> handles_;
+};
+
+auto value_for(std::string_view key) -> std::string {
+  std::string value(kValuePrefix);
+  value.append(key);
+  return value;
+}
+
+// A caller-owned result, reused for every fetch on one handle.
+class FetchResult {
+ public:
+  explicit FetchResult(memcached_st* memc) {
+    if (memcached_result_create(memc, &result_) == nullptr) {
+      throw std::runtime_error("memcached_result_create failed");
+    }
+  }
+  FetchResult(const FetchResult&) = delete;
+  auto operator=(const FetchResult&) -> FetchResult& = delete;
+  ~FetchResult() { memcached_result_free(&result_); }
+  auto get() noexcept -> memcached_result_st* { return &result_; }
+
+ private:
+  memcached_result_st result_{};
+};
+
+// View: the servers a locator was built for, as a window [first, first + size)
+// of the fleet's list: locator index i is fleet server first + i.
+struct View {
+  std::size_t first;
+  std::size_t size;
+};
+
+// Stores every key on its server under `locator`; throws on the first failure.
+template <class Locator>
+void fill(const Fleet& fleet, const Locator& locator, View view, const KeySet& keys) {
+  for (const std::string_view key : keys) {
+    const std::size_t server = view.first + locator.locate(key);
+    const std::string value = value_for(key);
+    memcached_st* memc = fleet.handle(server);
+    memshard::bench::check(
+        memcached_set(memc, key.data(), key.size(), value.data(), value.size(), 0, 0), memc,
+        "set on " + fleet.servers()[server].endpoint());
+  }
+}
+
+struct ReadOutcome {
+  std::size_t hits = 0;
+  std::size_t wrong = 0;  // found, but with another value
+};
+
+// Reads every key from its server under `locator`, in mget batches.
+template <class Locator>
+auto read_back(const Fleet& fleet, const Locator& locator, View view, const KeySet& keys)
+    -> ReadOutcome {
+  std::vector<std::vector<std::string_view>> by_server(locator.size());
+  for (const std::string_view key : keys) {
+    by_server[locator.locate(key)].push_back(key);
+  }
+  ReadOutcome outcome;
+  std::vector<const char*> pointers;
+  std::vector<std::size_t> lengths;
+  for (std::size_t index = 0; index < by_server.size(); ++index) {
+    const std::size_t server = view.first + index;
+    memcached_st* memc = fleet.handle(server);
+    FetchResult result(memc);
+    const std::vector<std::string_view>& mine = by_server[index];
+    for (std::size_t start = 0; start < mine.size(); start += kBatch) {
+      const std::size_t count = std::min(kBatch, mine.size() - start);
+      pointers.clear();
+      lengths.clear();
+      for (std::size_t i = start; i < start + count; ++i) {
+        pointers.push_back(mine[i].data());
+        lengths.push_back(mine[i].size());
+      }
+      memshard::bench::check(memcached_mget(memc, pointers.data(), lengths.data(), count), memc,
+                             "mget on " + fleet.servers()[server].endpoint());
+      memcached_return_t rc = MEMCACHED_SUCCESS;
+      while (memcached_fetch_result(memc, result.get(), &rc) != nullptr) {
+        const std::string_view key(memcached_result_key_value(result.get()),
+                                   memcached_result_key_length(result.get()));
+        const std::string_view value(memcached_result_value(result.get()),
+                                     memcached_result_length(result.get()));
+        if (value == value_for(key)) {
+          ++outcome.hits;
+        } else {
+          ++outcome.wrong;
+        }
+      }
+      if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && !memcached_success(rc)) {
+        memshard::bench::check(rc, memc, "fetch on " + fleet.servers()[server].endpoint());
+      }
+    }
+  }
+  return outcome;
+}
+
+template <class Locator>
+auto same_server_fraction(const Locator& before, View before_view, const Locator& after,
+                          View after_view, const KeySet& keys) -> double {
+  std::size_t same = 0;
+  for (const std::string_view key : keys) {
+    if (before_view.first + before.locate(key) == after_view.first + after.locate(key)) {
+      ++same;
+    }
+  }
+  return static_cast<double>(same) / static_cast<double>(keys.size());
+}
+
+// One resize on real servers; see the file comment.
+template <class Make>
+void run_resize(benchmark::State& state, const Fleet& fleet, const KeySet& keys, Make make,
+                bool add, bool ring) {
+  const std::span<const Server> all = fleet.servers();
+  const std::size_t m = all.size();
+  // add: M-1 servers, then all M. remove: all M, then all but the first.
+  const View stored_view = add ? View{0, m - 1} : View{0, m};
+  const View read_view = add ? View{0, m} : View{1, m - 1};
+  const auto stored_with = make(all.subspan(stored_view.first, stored_view.size));
+  const auto read_with = make(all.subspan(read_view.first, read_view.size));
+  ReadOutcome baseline;
+  ReadOutcome after;
+  try {
+    for (auto _ : state) {
+      fleet.flush_all();
+      fill(fleet, stored_with, stored_view, keys);
+      baseline = read_back(fleet, stored_with, stored_view, keys);
+      after = read_back(fleet, read_with, read_view, keys);
+    }
+  } catch (const std::exception& error) {
+    state.SkipWithError(error.what());
+    return;
+  }
+  const auto k = static_cast<double>(keys.size());
+  const auto md = static_cast<double>(m);
+  state.counters["servers_before"] = static_cast<double>(stored_view.size);
+  state.counters["servers_after"] = static_cast<double>(read_view.size);
+  state.counters["keys"] = k;
+  state.counters["hit_rate"] = static_cast<double>(after.hits) / k;
+  state.counters["predicted"] =
+      same_server_fraction(stored_with, stored_view, read_with, read_view, keys);
+  state.counters["theory"] = ring ? (md - 1) / md : 1 / md;
+  state.counters["baseline"] = static_cast<double>(baseline.hits) / k;
+  state.counters["wrong_values"] = static_cast<double>(after.wrong + baseline.wrong);
+  state.counters["local_servers"] = fleet.local() ? 1 : 0;
+}
+
+void register_all(const Fleet& fleet, const KeySet& keys) {
+  const auto modulo = [](std::span<const Server> s) { return memshard::profiles::modulo_crc32(s); };
+  const auto ring = [](std::span<const Server> s) { return memshard::profiles::ring_crc32(s); };
+  const auto ketama = [](std::span<const Server> s) {
+    return memshard::profiles::libmemcached_ketama_weighted(s);
+  };
+  for (const bool add : {true, false}) {
+    const std::string op = add ? "add" : "remove";
+    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/modulo-crc32").c_str(),
+                                 [&fleet, &keys, modulo, add](benchmark::State& state) {
+                                   run_resize(state, fleet, keys, modulo, add, false);
+                                 })
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/ring-crc32").c_str(),
+                                 [&fleet, &keys, ring, add](benchmark::State& state) {
+                                   run_resize(state, fleet, keys, ring, add, true);
+                                 })
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/ketama-md5-weighted").c_str(),
+                                 [&fleet, &keys, ketama, add](benchmark::State& state) {
+                                   run_resize(state, fleet, keys, ketama, add, true);
+                                 })
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+
+auto main(int argc, char** argv) -> int {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  try {
+    const KeySet keys(env_count("MEMSHARD_BENCH_KEYS", 20'000, 1));
+    benchmark::AddCustomContext("memshard_keys", std::to_string(keys.size()));
+    const Fleet fleet;
+    register_all(fleet, keys);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const std::exception& error) {
+    std::cerr << "memshard hit-rate benchmark: " << error.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Summarises one run of memshard's benchmarks.
+
+Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
+directory (locate.json, balance.json, resize.json, hit_rate.json, and
+callgrind/*.json + *.callgrind when instruction counts were taken), prints one
+report on stdout, and writes it to summary.txt with one CSV file per table.
+
+Usage: report.py RESULTS_DIR
+"""
+
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+# Targets the lookup benchmarks are held to.
+TARGET_VS_LIBMEMCACHED = 0.60  # ketama-md5-weighted at N=10 / libmemcached KETAMA_WEIGHTED
+TARGET_SCALING = 1.30  # ketama-md5-weighted at N=1000 / at N=10
+TARGET_SEARCH_SHARE = 0.10  # ring search alone / full md5 lookup
+TARGET_BUILD_MS = 50.0  # building a 1000-server weighted ring
+
+KETAMA = "ketama-md5-weighted"
+LM_KETAMA = "libmemcached:ketama-weighted"
+LM_MODULA = "libmemcached:modula"
+OAAT = "modulo-one_at_a_time"
+
+
+class Report:
+    """Collects the text report and writes one CSV per table."""
+
+    def __init__(self, results_dir):
+        self.results_dir = results_dir
+        self.lines = []
+
+    def say(self, text=""):
+        self.lines.append(text)
+
+    def table(self, title, headers, rows, csv_name, csv_rows, notes=()):
+        """Prints an aligned table (text in `rows`) and writes `csv_rows` (raw values)."""
+        self.say(title)
+        self.say("=" * len(title))
+        widths = [len(h) for h in headers]
+        for row in rows:
+            for i, cell in enumerate(row):
+                widths[i] = max(widths[i], len(cell))
+
+        def fmt(cells):
+            out = []
+            for i, cell in enumerate(cells):
+                # The first column is text (left); the others are numbers (right).
+                out.append(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]))
+            return "  ".join(out).rstrip()
+
+        self.say(fmt(headers))
+        self.say("  ".join("-" * w for w in widths))
+        for row in rows:
+            self.say(fmt(row))
+        for note in notes:
+            self.say(note)
+        self.say()
+        path = os.path.join(self.results_dir, csv_name)
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(list(csv_rows[0].keys()) if csv_rows else headers)
+            for row in csv_rows:
+                writer.writerow(list(row.values()))
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def load(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def rows_of(doc):
+    """The benchmark rows to use: medians when the run had repetitions."""
+    if doc is None:
+        return []
+    rows = doc.get("benchmarks", [])
+    medians = [r for r in rows if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median"]
+    if medians:
+        return medians
+    return [r for r in rows if r.get("run_type", "iteration") == "iteration"]
+
+
+def failed(rows):
+    return [r for r in rows if r.get("error_occurred")]
+
+
+def ns_per_item(row):
+    rate = row.get("items_per_second")
+    return 1e9 / rate if rate else float("nan")
+
+
+def to_ms(row):
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[row.get("time_unit", "ns")]
+    return row["cpu_time"] * scale
+
+
+def family(row):
+    """BM_Locate<KetamaMd5Weighted>/servers:10 -> BM_Locate."""
+    return re.split(r"[</]", row.get("run_name", row["name"]))[0]
+
+
+def pct(x, digits=2):
+    return f"{100 * x:.{digits}f}%"
+
+
+def ratio(x):
+    return f"{x:.2f}x"
+
+
+def verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def callgrind_counts(results_dir):
+    """{(label, servers, family): instructions per item} from callgrind/*.callgrind."""
+    counts = {}
+    for out in sorted(glob.glob(os.path.join(results_dir, "callgrind", "*.callgrind"))):
+        doc = load(out[: -len(".callgrind")] + ".json")
+        if doc is None:
+            continue
+        total = None
+        with open(out) as handle:
+            for line in handle:
+                if line.startswith("totals:") or line.startswith("summary:"):
+                    total = int(line.split()[1])
+        rows = rows_of(doc)
+        if total is None or not rows:
+            continue
+        row = rows[0]
+        items = row.get("iterations", 1) * row.get("keys_per_pass", 4096)
+        counts[(row.get("label", ""), int(row.get("servers", 0)), family(row))] = total / items
+    return counts
+
+
+def lookup_section(rep, doc, counts):
+    rows = rows_of(doc)
+    if not rows:
+        rep.say("Lookup cost: no results (locate.json missing)")
+        rep.say()
+        return []
+    repetitions = doc.get("context", {}).get("memshard_repetitions") if any(
+        r.get("aggregate_name") == "median" for r in doc["benchmarks"]) else None
+    runs = f"median of {repetitions} runs" if repetitions else "one run"
+    by_key = {}
+    for r in rows:
+        if not r.get("error_occurred"):
+            by_key[(family(r), r.get("label", ""), int(r.get("servers", 0)))] = r
+    locate = {(label, n): ns_per_item(r) for (fam, label, n), r in by_key.items()
+              if fam in ("BM_Locate", "BM_LocateLibmemcached")}
+    search = {n: ns_per_item(r) for (fam, label, n), r in by_key.items() if fam == "BM_SearchOnly"}
+    hash_only = {label: ns_per_item(r) for (fam, label, n), r in by_key.items() if fam == "BM_HashOnly"}
+    build = {(label, n): to_ms(r) for (fam, label, n), r in by_key.items()
+             if fam in ("BM_Build", "BM_BuildLibmemcached")}
+    sizes = sorted({n for (_, n) in locate})
+
+    def ns(v, digits=1):
+        return f"{v:.{digits}f}" if v is not None else "-"
+
+    # memshard's placements.
+    columns = ["modulo-crc32", OAAT, "ring-crc32", KETAMA, "any:" + KETAMA]
+    headers = ["servers", "modulo-crc32", "modulo-oaat", "ring-crc32", "ketama-md5",
+               "ketama-md5 (AnyLocator)", "search only", "search / full"]
+    text_rows, csv_rows = [], []
+    for n in sizes:
+        full, alone = locate.get((KETAMA, n)), search.get(n)
+        share = alone / full if full and alone else None
+        text_rows.append([str(n)] + [ns(locate.get((c, n))) for c in columns]
+                         + [ns(alone, 2), pct(share, 1) if share is not None else "-"])
+        record = {"servers": n}
+        record.update({c + " ns": locate.get((c, n), "") for c in columns})
+        record.update({"ketama-md5 search only ns": alone if alone is not None else "",
+                       "search/full": share if share is not None else ""})
+        csv_rows.append(record)
+    rep.table(f"Lookup cost, memshard: ns per lookup ({runs}; 4096 keys of 10-40 bytes)",
+              headers, text_rows, "lookup.csv", csv_rows,
+              notes=["modulo-oaat = one_at_a_time % N (libmemcached MODULA); ketama-md5 = "
+                     "profiles::libmemcached_ketama_weighted (libketama ring, md5 keys);",
+                     "AnyLocator = the same ring from make_locator(); search only = "
+                     "locate_hash() on pre-hashed keys; search / full = search only / ketama-md5."])
+
+    # Against libmemcached.
+    text_rows, csv_rows = [], []
+    for n in sizes:
+        k, lk = locate.get((KETAMA, n)), locate.get((LM_KETAMA, n))
+        m, lm = locate.get((OAAT, n)), locate.get((LM_MODULA, n))
+        text_rows.append([str(n), ns(k), ns(lk) if lk else "n/a", ratio(k / lk) if k and lk else "-",
+                          ns(m), ns(lm) if lm else "n/a", ratio(m / lm) if m and lm else "-"])
+        csv_rows.append({"servers": n, "memshard ketama-md5 ns": k if k else "",
+                         "libmemcached KETAMA_WEIGHTED ns": lk if lk else "",
+                         "ketama ratio": k / lk if k and lk else "",
+                         "memshard modulo-oaat ns": m if m else "",
+                         "libmemcached MODULA ns": lm if lm else "",
+                         "modula ratio": m / lm if m and lm else ""})
+    rep.table("Lookup cost against libmemcached's memcached_generate_hash(): ns per lookup, same run",
+              ["servers", "memshard ketama-md5", "libmemcached KETAMA_WEIGHTED", "ratio",
+               "memshard modulo-oaat", "libmemcached MODULA", "ratio"],
+              text_rows, "versus_libmemcached.csv", csv_rows,
+              notes=["ratio = memshard / libmemcached: below 1.00x memshard is faster. Same servers, "
+                     "same keys; before timing, every key was checked",
+                     "to land on the same server in both.",
+                     "libmemcached asserts above 100 servers in its consistent distributions: n/a at 1000."])
+
+    # Where a ketama lookup's time goes.
+    k10, lk10 = locate.get((KETAMA, 10)), locate.get((LM_KETAMA, 10))
+    mine, theirs = hash_only.get("memshard md5"), hash_only.get("libhashkit md5")
+    if k10 and lk10 and mine:
+        text_rows = [["md5 of the key", ns(mine), ns(theirs) if theirs else "-"],
+                     ["everything else (ring search, calls)", ns(k10 - mine),
+                      ns(lk10 - theirs) if theirs else "-"],
+                     ["full lookup", ns(k10), ns(lk10)]]
+        csv_rows = [{"part": r[0], "memshard ns": r[1], "libmemcached ns": r[2]} for r in text_rows]
+        rep.table("Where a ketama-md5 lookup's time goes at 10 servers: ns per lookup",
+                  ["part", "memshard", "libmemcached"], text_rows, "lookup_parts.csv", csv_rows,
+                  notes=["libmemcached's md5 is libhashkit_md5(), which KETAMA_WEIGHTED uses for keys."])
+
+    # Ring build.
+    text_rows, csv_rows = [], []
+    for n in sorted({n for (_, n) in build}):
+        mine_ms, theirs_ms = build.get((KETAMA, n)), build.get((LM_KETAMA, n))
+        text_rows.append([str(n), ns(mine_ms, 3), ns(theirs_ms, 3) if theirs_ms is not None else "n/a",
+                          ratio(mine_ms / theirs_ms) if mine_ms and theirs_ms else "-"])
+        csv_rows.append({"servers": n, "memshard ms": mine_ms if mine_ms is not None else "",
+                         "libmemcached ms": theirs_ms if theirs_ms is not None else ""})
+    rep.table("Ring build: ms to build a weighted ketama ring (160 md5 x4 points per server)",
+              ["servers", "memshard", "libmemcached", "memshard / libmemcached"],
+              text_rows, "build.csv", csv_rows,
+              notes=["libmemcached: memcached_create + KETAMA_WEIGHTED + memcached_server_push "
+                     "(which builds its continuum)."])
+
+    # Instruction counts.
+    if counts:
+        text_rows, csv_rows = [], []
+        order = sorted(counts, key=lambda k: (k[2] == "BM_SearchOnly", k[0], k[1]))
+        for label, n, fam in order:
+            what = f"{label}{' search only' if fam == 'BM_SearchOnly' else ''}"
+            text_rows.append([what, str(n), f"{counts[(label, n, fam)]:.1f}"])
+            csv_rows.append({"placement": label, "servers": n, "kind": fam,
+                             "instructions per lookup": round(counts[(label, n, fam)], 2)})
+        ik = counts.get((KETAMA, 10, "BM_Locate"))
+        ilk = counts.get((LM_KETAMA, 10, "BM_LocateLibmemcached"))
+        notes = ["valgrind --tool=callgrind over exactly the timed passes: repeatable on a noisy "
+                 "machine, unlike time."]
+        if ik and ilk:
+            notes.append(f"memshard ketama-md5 / libmemcached KETAMA_WEIGHTED at 10 servers: "
+                         f"{ik / ilk:.3f}x the instructions.")
+        rep.table("Instructions per lookup (callgrind)", ["placement", "servers", "instructions"],
+                  text_rows, "instructions.csv", csv_rows, notes=notes)
+    return [locate, search, build, counts]
+
+
+def targets_section(rep, data):
+    """Evaluates the targets; returns [(name, met)] for the real targets."""
+    if not data:
+        return []
+    locate, search, build, counts = data
+    lines = []  # (name, measured, goal, met, value, is_target)
+    k10, lm10 = locate.get((KETAMA, 10)), locate.get((LM_KETAMA, 10))
+    if k10 and lm10:
+        r = k10 / lm10
+        lines.append(("ketama-md5-weighted lookup at N=10 / libmemcached KETAMA_WEIGHTED",
+                      f"{r:.3f}x", f"<= {TARGET_VS_LIBMEMCACHED:.2f}x", r <= TARGET_VS_LIBMEMCACHED, r, True))
+    ik = counts.get((KETAMA, 10, "BM_Locate"))
+    ilk = counts.get((LM_KETAMA, 10, "BM_LocateLibmemcached"))
+    if ik and ilk:
+        r = ik / ilk
+        lines.append(("  the same in instructions (callgrind, for reference)", f"{r:.3f}x",
+                      f"<= {TARGET_VS_LIBMEMCACHED:.2f}x", r <= TARGET_VS_LIBMEMCACHED, r, False))
+    k1000 = locate.get((KETAMA, 1000))
+    if k10 and k1000:
+        r = k1000 / k10
+        lines.append(("ketama-md5-weighted lookup at N=1000 / at N=10", f"{r:.3f}x",
+                      f"<= {TARGET_SCALING:.2f}x", r <= TARGET_SCALING, r, True))
+    shares = {n: search[n] / locate[(KETAMA, n)] for n in search if locate.get((KETAMA, n))}
+    if shares:
+        worst = max(shares, key=shares.get)
+        r = shares[worst]
+        lines.append((f"ring search alone / full md5 lookup (worst N: {worst})", pct(r, 1),
+                      f"<= {pct(TARGET_SEARCH_SHARE, 0)}", r <= TARGET_SEARCH_SHARE, r, True))
+    b = build.get((KETAMA, 1000))
+    if b is not None:
+        lines.append(("build a 1000-server weighted ring", f"{b:.1f} ms", f"< {TARGET_BUILD_MS:.0f} ms",
+                      b < TARGET_BUILD_MS, b, True))
+    rep.table("Targets (all from this run)", ["target", "measured", "goal", "result"],
+              [[t, m, g, verdict(ok) if real else ("below" if ok else "above")]
+               for t, m, g, ok, _, real in lines],
+              "targets.csv",
+              [{"target": t.strip(), "measured": v, "goal": g, "met": ok}
+               for t, _, g, ok, v, real in lines if real])
+    return [(t, ok) for t, _, _, ok, _, real in lines if real]
+
+
+def balance_section(rep, doc):
+    rows = rows_of(doc)
+    if not rows:
+        rep.say("Balance: no results (balance.json missing)")
+        rep.say()
+        return
+    def key(r):
+        fam = family(r)
+        order = {"BM_BalanceKetamaMd5": 0, "BM_BalanceKetamaMd5Weighted": 1, "BM_BalanceModuloCrc32": 2}
+        return (order.get(fam, 3), int(r.get("servers", 0)), int(r.get("points_per_server", 0)))
+    text_rows, csv_rows = [], []
+    keys = None
+    for r in sorted(rows, key=key):
+        if r.get("error_occurred"):
+            text_rows.append([r["name"], "error: " + r.get("error_message", "")] + [""] * 6)
+            continue
+        keys = int(r.get("keys", 0))
+        fam = family(r)
+        name = {"BM_BalanceKetamaMd5": "ketama-md5 (fixed points)",
+                "BM_BalanceKetamaMd5Weighted": "ketama-md5-weighted (libketama)",
+                "BM_BalanceModuloCrc32": "modulo-crc32"}.get(fam, fam)
+        points = r.get("points_per_server")
+        text_rows.append([name, str(int(r["servers"])), str(int(points)) if points else "-",
+                          f"{r['peak_over_mean']:.3f}", f"{r['min_over_mean']:.3f}", f"{r['cv']:.4f}",
+                          f"{r['ring_cv']:.4f}", f"{r['sampling_cv']:.4f}"])
+        csv_rows.append({"placement": name, "servers": int(r["servers"]),
+                         "points per server": int(points) if points else "",
+                         "peak/mean": r["peak_over_mean"], "min/mean": r["min_over_mean"], "cv": r["cv"],
+                         "ring cv (exact)": r["ring_cv"], "sampling cv": r["sampling_cv"]})
+    rep.table(f"Balance: per-server share of {keys:,} keys" if keys else "Balance",
+              ["placement", "servers", "points/server", "peak/mean", "min/mean", "cv",
+               "ring cv (exact)", "sampling cv"], text_rows, "balance.csv", csv_rows,
+              notes=["peak/mean: the busiest server's load over the mean (1.000 is perfect); "
+                     "cv: stddev/mean of per-server key counts.",
+                     "ring cv: the same over the exact ring shares (no key sampling); sampling cv: "
+                     "what ideal random placement of these keys shows.",
+                     "One point per server leaves some servers with several times the mean load: "
+                     "that is why rings use virtual nodes.",
+                     "ketama-md5-weighted gets 156 points per server at N=100 (libketama's float32 "
+                     "point count), 160 otherwise."])
+
+
+def movement_section(rep, doc):
+    rows = rows_of(doc)
+    if not rows:
+        rep.say("Movement: no results (resize.json missing)")
+        rep.say()
+        return
+    table = {}
+    keys = None
+    for r in rows:
+        if r.get("error_occurred"):
+            continue
+        keys = int(r.get("keys", 0))
+        op = "add" if family(r) == "BM_AddOne" else "remove"
+        table.setdefault((r.get("label", ""), int(r["servers"])), {})[op] = r
+    order = ["modulo-crc32", "ring-crc32", KETAMA]
+    text_rows, csv_rows = [], []
+    for (label, n) in sorted(table, key=lambda k: (order.index(k[0]) if k[0] in order else 9, k[1])):
+        add, rem = table[(label, n)].get("add"), table[(label, n)].get("remove")
+        def cells(r):
+            if r is None:
+                return ["-", "-", "-"]
+            return [pct(r["moved"]), pct(r["theory"]), pct(r["needless"])]
+        points = "-"
+        if add is not None and "points_before" in add:
+            points = f"{add['points_before']:.0f} -> {add['points_after']:.0f}"
+            if rem is not None and "points_after" in rem:
+                points += f" / {rem['points_after']:.0f}"
+        text_rows.append([label, str(n)] + cells(add) + cells(rem) + [points])
+        csv_rows.append({"placement": label, "servers": n,
+                         "add moved": add["moved"] if add else "", "add theory": add["theory"] if add else "",
+                         "add needless": add["needless"] if add else "",
+                         "remove moved": rem["moved"] if rem else "",
+                         "remove theory": rem["theory"] if rem else "",
+                         "remove needless": rem["needless"] if rem else "",
+                         "points/server before": add.get("points_before", "") if add else "",
+                         "points/server after add": add.get("points_after", "") if add else "",
+                         "points/server after remove": rem.get("points_after", "") if rem else ""})
+    rep.table(f"Movement on resize: share of {keys:,} keys that change server" if keys else "Movement",
+              ["placement", "N", "add: moved", "theory", "needless", "remove last: moved", "theory",
+               "needless", "points N -> N+1 / N-1"], text_rows, "movement.csv", csv_rows,
+              notes=["theory: modulo N/(N+1) on add and (N-1)/N on remove; a ring 1/(N+1) on add and "
+                     "1/N on remove.",
+                     "needless: keys that moved between two servers present before and after (a ring "
+                     "should move none).",
+                     "A ring's measured share differs from theory by the new (or removed) server's "
+                     "actual share of the ring.",
+                     "ketama-md5-weighted at N=100: libketama's float32 point count changes every "
+                     "server's points (156 <-> 160), so keys move needlessly."])
+
+
+def hit_rate_section(rep, doc):
+    rows = rows_of(doc)
+    if doc is None:
+        rep.say("Hit rate on real memcached: no results (hit_rate.json missing)")
+        rep.say()
+        return
+    context = doc.get("context", {})
+    text_rows, csv_rows = [], []
+    order = ["modulo-crc32", "ring-crc32", KETAMA]
+    def key(r):
+        parts = r["run_name"].split("/")
+        return (parts[1] != "add", order.index(parts[2]) if parts[2] in order else 9)
+    for r in sorted(rows, key=key):
+        _, op, label = r["run_name"].split("/")[:3]
+        if r.get("error_occurred"):
+            text_rows.append([label, op, "error: " + r.get("error_message", ""), "", "", "", ""])
+            continue
+        what = (f"{int(r['servers_before'])} -> {int(r['servers_after'])}"
+                + ("" if op == "add" else " (first gone)"))
+        text_rows.append([label, what, pct(r["hit_rate"]), pct(r["predicted"]), pct(r["theory"]),
+                          pct(r["baseline"], 1), str(int(r["wrong_values"]))])
+        csv_rows.append({"placement": label, "resize": op, "servers before": int(r["servers_before"]),
+                         "servers after": int(r["servers_after"]), "hit rate": r["hit_rate"],
+                         "predicted": r["predicted"], "theory": r["theory"], "baseline": r["baseline"],
+                         "wrong values": int(r["wrong_values"])})
+    source = context.get("memshard_server_source", "?")
+    servers = context.get("memshard_servers", "?")
+    version = context.get("memshard_memcached_version", "")
+    rep.table(f"Hit rate after resize on real memcached ({context.get('memshard_keys', '?')} keys per run)",
+              ["placement", "servers", "hit rate", "predicted", "theory", "before resize", "wrong"],
+              text_rows, "hit_rate.csv", csv_rows,
+              notes=[f"servers ({'started locally' if source == 'local' else source}"
+                     f"{', ' + version if version else ''}): {servers}",
+                     "add: fill the first M-1 servers through the M-1 placement, read every key through "
+                     "the M-server placement.",
+                     "remove: fill all M, then the first server is dropped from the list; read through "
+                     "the placement of the other M-1.",
+                     "predicted: keys both placements put on the same server (the hit rate if every "
+                     "stored key survives); theory: modulo 1/M, ring (M-1)/M.",
+                     "Local ports come from the kernel and the rings hash host:port, so ring hit rates "
+                     "vary a little from run to run."])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    results_dir = sys.argv[1]
+    rep = Report(results_dir)
+    locate = load(os.path.join(results_dir, "locate.json"))
+    context = (locate or {}).get("context", {})
+    rep.say("memshard benchmark report")
+    rep.say("=========================")
+    if context:
+        rep.say(f"{context.get('date', '')}  host {context.get('host_name', '?')}: "
+                f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
+                f"load average {', '.join(f'{x:.2f}' for x in context.get('load_avg', []))}")
+        extra = [f"{k[len('memshard_'):]}={v}" for k, v in sorted(context.items()) if k.startswith("memshard_")]
+        if extra:
+            rep.say("run: " + ", ".join(extra))
+        if context.get("library_build_type") == "debug":
+            rep.say("note: Debian's libbenchmark reports itself as a debug build; memshard and the "
+                    "benchmarks are built in Release.")
+    rep.say()
+    errors = []
+    for name in ("locate", "balance", "resize", "hit_rate"):
+        errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
+                   for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
+    data = lookup_section(rep, locate, callgrind_counts(results_dir))
+    targets = targets_section(rep, data)
+    balance_section(rep, load(os.path.join(results_dir, "balance.json")))
+    movement_section(rep, load(os.path.join(results_dir, "resize.json")))
+    hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")))
+    if errors:
+        rep.say("Errors")
+        rep.say("======")
+        for e in errors:
+            rep.say(e)
+        rep.say()
+    missed = [t for t, ok in targets if not ok]
+    rep.say(f"Targets met: {len(targets) - len(missed)} of {len(targets)}"
+            + (f"; missed: {'; '.join(missed)}" if missed else ""))
+    rep.say(f"Files: {results_dir}/ (raw JSON per benchmark, one CSV per table, summary.txt)")
+    text = rep.text()
+    with open(os.path.join(results_dir, "summary.txt"), "w") as handle:
+        handle.write(text)
+    sys.stdout.write(text)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

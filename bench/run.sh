@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/run.sh: builds memshard's benchmarks in Release, runs them and prints one
+# summary report on stdout. Progress goes to stderr; each benchmark's console
+# output, the raw Google Benchmark JSON, one CSV per table and summary.txt go
+# to the results directory.
+#
+# The hit-rate benchmark starts its own memcached servers on 127.0.0.1 (ports
+# from the kernel) and stops them when it ends, fails or is interrupted; with
+# MEMSHARD_SERVERS it uses those servers instead and starts none.
+#
+# Environment:
+#   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
+#   MEMSHARD_RESULTS_DIR        results (default: <repo>/bench-results)
+#   MEMSHARD_SERVERS            host:port,... real servers for the hit-rate runs
+#                               (at least 2; every one is flushed!)
+#   MEMSHARD_BENCH_SERVERS      local servers before the resize (default 4)
+#   MEMSHARD_BENCH_KEYS         keys per hit-rate run (default 20000)
+#   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
+#   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
+#   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
+#                               with valgrind; 0: skip
+#   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
+set -euo pipefail
+
+repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${MEMSHARD_BUILD_DIR:-$repo/build-bench}
+results_dir=${MEMSHARD_RESULTS_DIR:-$repo/bench-results}
+repetitions=${MEMSHARD_BENCH_REPETITIONS:-5}
+min_time=${MEMSHARD_BENCH_MIN_TIME:-0.2}
+callgrind=${MEMSHARD_BENCH_CALLGRIND:-1}
+
+log() { printf 'memshard bench: %s\n' "$*" >&2; }
+
+# The benchmark process running now. Stopping it also stops the memcached
+# servers it started (they die with it).
+child=""
+stop_child() {
+  if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
+  child=""
+}
+trap stop_child EXIT
+trap 'log "interrupted"; stop_child; exit 130' INT
+trap 'log "terminated"; stop_child; exit 143' TERM
+
+# run LOG COMMAND...: runs COMMAND with its output in LOG. In the background,
+# so that a signal reaches this script (and the trap) at once.
+run() {
+  local out=$1
+  shift
+  "$@" >"$out" 2>&1 &
+  child=$!
+  local status=0
+  wait "$child" || status=$?
+  child=""
+  if ((status != 0)); then
+    log "failed (exit $status): $*"
+    tail -n 20 "$out" >&2 || true
+  fi
+  return "$status"
+}
+
+deps=(python3)
+if [[ $callgrind == 1 ]]; then
+  deps+=(valgrind)
+fi
+log "checking packages"
+"$repo/scripts/install-deps.sh" "${deps[@]}"
+
+mkdir -p "$results_dir"
+rm -rf "$results_dir/callgrind"
+rm -f "$results_dir"/{locate,balance,resize,hit_rate}.{json,log} "$results_dir"/*.csv \
+  "$results_dir"/{summary.txt,configure.log,build.log}
+
+log "configuring and building (Release) in $build_dir"
+if ! run "$results_dir/configure.log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+  -DMEMSHARD_BUILD_TESTS=OFF -DMEMSHARD_BUILD_EXAMPLES=OFF -DMEMSHARD_BUILD_BENCHMARKS=ON; then
+  exit 1
+fi
+if ! run "$results_dir/build.log" cmake --build "$build_dir" --target memshard_benchmarks -j2; then
+  exit 1
+fi
+bench_dir=$build_dir/bench
+
+failures=()
+
+log "lookup cost ($repetitions runs of each, ${min_time} s)"
+run "$results_dir/locate.log" "$bench_dir/memshard_locate_bench" \
+  --benchmark_out="$results_dir/locate.json" --benchmark_out_format=json \
+  --benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true \
+  --benchmark_enable_random_interleaving=true --benchmark_min_time="$min_time" \
+  --benchmark_min_warmup_time=0.02 \
+  --benchmark_context=memshard_repetitions="$repetitions" || failures+=(locate)
+
+log "balance"
+run "$results_dir/balance.log" "$bench_dir/memshard_balance_bench" \
+  --benchmark_out="$results_dir/balance.json" --benchmark_out_format=json || failures+=(balance)
+
+log "movement on resize"
+run "$results_dir/resize.log" "$bench_dir/memshard_resize_bench" \
+  --benchmark_out="$results_dir/resize.json" --benchmark_out_format=json || failures+=(resize)
+
+if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
+  log "hit rate on MEMSHARD_SERVERS"
+else
+  log "hit rate on $((${MEMSHARD_BENCH_SERVERS:-4} + 1)) local memcached servers"
+fi
+run "$results_dir/hit_rate.log" "$bench_dir/memshard_hit_rate_bench" \
+  --benchmark_out="$results_dir/hit_rate.json" --benchmark_out_format=json || failures+=(hit_rate)
+
+if [[ $callgrind == 1 ]] && command -v valgrind >/dev/null; then
+  log "instructions per lookup (callgrind)"
+  mkdir -p "$results_dir/callgrind"
+  for filter in \
+    'BM_Locate<KetamaMd5Weighted>/servers:10$' \
+    'BM_Locate<KetamaMd5Weighted>/servers:1000$' \
+    'BM_LocateLibmemcached<LibmemcachedKetamaWeighted>/servers:10$' \
+    'BM_SearchOnly<KetamaMd5Weighted>/servers:10$' \
+    'BM_SearchOnly<KetamaMd5Weighted>/servers:1000$' \
+    'BM_Locate<ModuloOneAtATime>/servers:10$' \
+    'BM_LocateLibmemcached<LibmemcachedModula>/servers:10$'; do
+    slug=$(printf '%s' "${filter%\$}" | tr -c 'A-Za-z0-9' '_')
+    out=$results_dir/callgrind/$slug
+    # One timed pass (min time ~0): only timed_pass() is counted.
+    run "$out.log" valgrind --tool=callgrind --toggle-collect='*timed_pass*' \
+      --callgrind-out-file="$out.callgrind" "$bench_dir/memshard_locate_bench" \
+      --benchmark_filter="$filter" --benchmark_min_time=0.000001 \
+      --benchmark_out="$out.json" --benchmark_out_format=json || failures+=("callgrind $filter")
+  done
+elif [[ $callgrind == 1 ]]; then
+  log "valgrind not found: no instruction counts"
+fi
+
+status=0
+python3 "$repo/bench/report.py" "$results_dir" || status=$?
+if ((${#failures[@]} > 0)); then
+  log "failed: ${failures[*]} (see the .log files in $results_dir)"
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_TESTS_SUPPORT_MEMCACHED_SERVER_HPP_
+#define MEMSHARD_TESTS_SUPPORT_MEMCACHED_SERVER_HPP_
+
+// memcached_server.hpp: MemcachedServer, a real memcached process on
+// 127.0.0.1 owned by a test or a benchmark, and a raw text-protocol client to
+// talk to it directly.
+//
+// The server listens on a port the kernel picked, is ready when the
+// constructor returns (it answered a "stats" request with its own pid), and is
+// gone when the object is destroyed. If the owning process dies first (a
+// crashed test), the kernel kills the server: it runs with a parent-death
+// signal. Linux only (fork, prctl).
+//
+// The binary is, in order: $MEMSHARD_MEMCACHED, the path given to the
+// constructor, the MEMSHARD_MEMCACHED_BINARY macro, "memcached" from PATH.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace memshard::testing {
+namespace detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// kLoopback: 127.0.0.1 in host byte order.
+inline constexpr std::uint32_t kLoopback = 0x7F000001U;
+
+[[noreturn]] inline void throw_error(std::string_view what) {
+  std::string message = "memshard::testing: ";
+  message.append(what);
+  throw std::runtime_error(message);
+}
+
+[[nodiscard]] inline auto errno_text(int error) -> std::string {
+  return std::generic_category().message(error);
+}
+
+/// FileDescriptor: owns one file descriptor.
+class FileDescriptor {
+ public:
+  FileDescriptor() noexcept = default;
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  auto operator=(const FileDescriptor&) -> FileDescriptor& = delete;
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  auto operator=(FileDescriptor&& other) noexcept -> FileDescriptor& {
+    if (this != &other) {
+      reset(std::exchange(other.fd_, -1));
+    }
+    return *this;
+  }
+  ~FileDescriptor() { reset(); }
+
+  [[nodiscard]] auto get() const noexcept -> int { return fd_; }
+  [[nodiscard]] auto valid() const noexcept -> bool { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+[[nodiscard]] inline auto loopback_address(std::uint16_t port) noexcept -> sockaddr_in {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(kLoopback);
+  return address;
+}
+
+/// free_port: a TCP port on 127.0.0.1 that the kernel reports free right now.
+/// Another process may take it before memcached binds it; the caller retries.
+[[nodiscard]] inline auto free_port() -> std::uint16_t {
+  const FileDescriptor fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
+    throw_error("socket() failed: " + errno_text(errno));
+  }
+  sockaddr_in address = loopback_address(0);
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    throw_error("cannot bind 127.0.0.1:0 to find a free port: " + errno_text(errno));
+  }
+  socklen_t length = sizeof address;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    throw_error("getsockname() failed: " + errno_text(errno));
+  }
+  return ntohs(address.sin_port);
+}
+
+/// remaining_ms: milliseconds until `deadline`, at least 0, for poll().
+[[nodiscard]] inline auto remaining_ms(Clock::time_point deadline) noexcept -> int {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left, 0, 60'000));
+}
+
+/// wait_for: polls `fd` for `events` until `deadline`; false on timeout.
+[[nodiscard]] inline auto wait_for(int fd, short events, Clock::time_point deadline) -> bool {
+  for (;;) {
+    pollfd entry{fd, events, 0};
+    const int ready = ::poll(&entry, 1, remaining_ms(deadline));
+    if (ready > 0) {
+      return true;
+    }
+    if (ready == 0) {
+      return false;
+    }
+    if (errno != EINTR) {
+      throw_error("poll() failed: " + errno_text(errno));
+    }
+  }
+}
+
+/// connect_loopback: a connected TCP socket to 127.0.0.1:`port`, or an invalid
+/// descriptor with `error` set (ECONNREFUSED, ETIMEDOUT, ...).
+[[nodiscard]] inline auto connect_loopback(std::uint16_t port, Clock::time_point deadline,
+                                           int& error) -> FileDescriptor {
+  FileDescriptor fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) {
+    error = errno;
+    return {};
+  }
+  const sockaddr_in address = loopback_address(port);
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+    return fd;
+  }
+  if (errno != EINPROGRESS) {
+    error = errno;
+    return {};
+  }
+  if (!wait_for(fd.get(), POLLOUT, deadline)) {
+    error = ETIMEDOUT;
+    return {};
+  }
+  int status = 0;
+  socklen_t length = sizeof status;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &status, &length) != 0) {
+    error = errno;
+    return {};
+  }
+  if (status != 0) {
+    error = status;
+    return {};
+  }
+  return fd;
+}
+
+[[nodiscard]] inline auto parse_size(std::string_view text, std::size_t& value) noexcept -> bool {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc{} && ptr == text.data() + text.size();
+}
+
+/// nth_token: the `n`th space-separated token of `line` (0-based), or "".
+[[nodiscard]] inline auto nth_token(std::string_view line, std::size_t n) noexcept
+    -> std::string_view {
+  std::size_t pos = 0;
+  for (std::size_t i = 0;; ++i) {
+    while (pos < line.size() && line[pos] == ' ') {
+      ++pos;
+    }
+    const std::size_t end = std::min(line.find(' ', pos), line.size());
+    if (pos >= line.size()) {
+      return {};
+    }
+    if (i == n) {
+      return line.substr(pos, end - pos);
+    }
+    pos = end;
+  }
+}
+
+/// reply_complete: whether `reply` holds the whole answer to `request`, a single
+/// text-protocol command.
+///
+/// Storage, delete, arithmetic, touch, flush_all, version and the other
+/// one-line answers end at the first "\r\n". get/gets/gat/gats and stats answer
+/// a list of VALUE (with data blocks), STAT, ITEM or PREFIX lines closed by
+/// "END"; their one-line answers (a miss: "END", "stats reset": "RESET", an
+/// error) end at once. A meta command ("mg", ...) that returns a value ("VA")
+/// ends after its data block.
+[[nodiscard]] inline auto reply_complete(std::string_view request, std::string_view reply) noexcept
+    -> bool {
+  const std::string_view verb = nth_token(request.substr(0, request.find('\r')), 0);
+  const bool listing =
+      verb == "get" || verb == "gets" || verb == "gat" || verb == "gats" || verb == "stats";
+  std::size_t pos = 0;
+  for (bool first = true;; first = false) {
+    const std::size_t eol = reply.find("\r\n", pos);
+    if (eol == std::string_view::npos) {
+      return false;
+    }
+    const std::string_view line = reply.substr(pos, eol - pos);
+    pos = eol + 2;
+    if (line.starts_with("VA ") && first && !listing) {
+      std::size_t bytes = 0;
+      return parse_size(nth_token(line, 1), bytes) && reply.size() >= pos + bytes + 2;
+    }
+    if (!listing) {
+      return true;
+    }
+    if (line.starts_with("VALUE ")) {
+      std::size_t bytes = 0;
+      if (!parse_size(nth_token(line, 3), bytes)) {
+        return true;  // not a value line memcached would send; stop reading
+      }
+      pos += bytes + 2;
+      if (pos > reply.size()) {
+        return false;
+      }
+      continue;
+    }
+    const bool item_line =
+        line.starts_with("STAT ") || line.starts_with("ITEM ") || line.starts_with("PREFIX ");
+    if (line == "END" || (first && !item_line) || line.starts_with("ERROR") ||
+        line.starts_with("CLIENT_ERROR") || line.starts_with("SERVER_ERROR")) {
+      return true;
+    }
+  }
+}
+
+/// exchange: sends `request` to 127.0.0.1:`port` on a new connection and reads
+/// until reply_complete() or `deadline`. Throws std::runtime_error when it
+/// cannot connect, the peer closes early, or the deadline passes.
+[[nodiscard]] inline auto exchange(std::uint16_t port, std::string_view request,
+                                   Clock::time_point deadline, std::string_view label)
+    -> std::string {
+  int error = 0;
+  const FileDescriptor fd = connect_loopback(port, deadline, error);
+  if (!fd.valid()) {
+    throw_error("cannot connect to " + std::string(label) + ": " + errno_text(error));
+  }
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (!wait_for(fd.get(), POLLOUT, deadline)) {
+        throw_error("timed out sending to " + std::string(label));
+      }
+    } else {
+      throw_error("send to " + std::string(label) + " failed: " + errno_text(errno));
+    }
+  }
+  std::string reply;
+  char buffer[16384];
+  while (!reply_complete(request, reply)) {
+    if (!wait_for(fd.get(), POLLIN, deadline)) {
+      throw_error("no complete reply from " + std::string(label) + " in time to '" +
+                  std::string(request.substr(0, 60)) + "'; got " + std::to_string(reply.size()) +
+                  " bytes: '" + reply.substr(0, 200) + "'");
+    }
+    const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
+    if (n > 0) {
+      reply.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      if (reply.empty() && nth_token(request, 0) != "quit") {
+        throw_error(std::string(label) + " closed the connection without a reply");
+      }
+      break;  // the peer closed: whatever arrived is the reply ("quit" gets none)
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      throw_error("recv from " + std::string(label) + " failed: " + errno_text(errno));
+    }
+  }
+  return reply;
+}
+
+/// find_in_path: the first executable `name` in $PATH, or "" (a name with a
+/// '/' is returned as is).
+[[nodiscard]] inline auto find_in_path(const std::string& name) -> std::string {
+  if (name.find('/') != std::string::npos) {
+    return name;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const std::size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    std::string candidate(dir.empty() ? std::string_view(".") : dir);
+    candidate.append("/").append(name);
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) {
+      return {};
+    }
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+/// Credentials: the user the child switches to before exec when we are root.
+struct Credentials {
+  uid_t uid;
+  gid_t gid;
+};
+
+[[nodiscard]] inline auto nobody_credentials() -> std::optional<Credentials> {
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r("nobody", &entry, buffer.data(), buffer.size(), &found) != 0 ||
+      found == nullptr) {
+    return std::nullopt;
+  }
+  return Credentials{entry.pw_uid, entry.pw_gid};
+}
+
+}  // namespace detail
+
+/// MemcachedServer: one memcached child process listening on 127.0.0.1, for
+/// tests and benchmarks. Runs `memcached -l 127.0.0.1 -p PORT -U 0 -t 1 -m 64`
+/// (plus `-u nobody` when run as root), with stdout and stderr going to a
+/// private log (see log()).
+///
+/// Lifetime: the constructor returns once the server answers requests; the
+/// destructor stops it (SIGTERM, SIGKILL after kStopTimeout) and reaps it. The
+/// server also gets SIGKILL if the thread that started it exits, so a crashed
+/// test leaves nothing behind. (As root, the child becomes "nobody" before
+/// exec: memcached's own `-u` would clear that parent-death signal.) Move-only.
+///
+/// Exception guarantee: the constructor and restart() throw std::runtime_error
+/// with a message naming the binary, port and cause (binary missing, the
+/// process exited, no answer within the start timeout), and leave no process.
+/// stop(), the accessors and the destructor never throw.
+///
+/// **Example**:
+///   memshard::testing::MemcachedServer server;
+///   server.command("set k 0 0 1\r\nv\r\n");   // "STORED\r\n"
+///   server.command("get k\r\n");              // "VALUE k 0 1\r\nv\r\nEND\r\n"
+///   server.stop();                            // now nothing listens on server.port()
+///   server.restart();                         // a fresh, empty server, same port
+class MemcachedServer {
+ public:
+  /// kStartTimeout: how long start-up may take before it counts as failed.
+  static constexpr std::chrono::milliseconds kStartTimeout{10'000};
+  /// kStopTimeout: how long stop() waits after SIGTERM before SIGKILL.
+  static constexpr std::chrono::milliseconds kStopTimeout{5'000};
+  /// kStartAttempts: fresh ports tried when memcached exits during start-up
+  /// (another process took the port between the probe and memcached's bind).
+  static constexpr int kStartAttempts = 5;
+  /// kCommandTimeout: the default bound for command().
+  static constexpr std::chrono::milliseconds kCommandTimeout{5'000};
+
+  /// Starts a server on a free port. `binary` is used when $MEMSHARD_MEMCACHED
+  /// is unset or empty; an empty `binary` means MEMSHARD_MEMCACHED_BINARY, or
+  /// "memcached" in PATH. `start_timeout` bounds each start attempt.
+  explicit MemcachedServer(std::string binary = {},
+                           std::chrono::milliseconds start_timeout = kStartTimeout)
+      : binary_(choose_binary(std::move(binary))), start_timeout_(start_timeout) {
+    open_log();
+    std::string last_failure;
+    for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
+      port_ = detail::free_port();
+      std::optional<std::string> failure = launch();
+      if (!failure) {
+        return;
+      }
+      last_failure = std::move(*failure);
+    }
+    port_ = 0;
+    detail::throw_error("memcached ('" + binary_ + "') did not start after " +
+                        std::to_string(kStartAttempts) +
+                        " attempts on fresh ports; last: " + last_failure);
+  }
+
+  MemcachedServer(const MemcachedServer&) = delete;
+  auto operator=(const MemcachedServer&) -> MemcachedServer& = delete;
+
+  MemcachedServer(MemcachedServer&& other) noexcept
+      : binary_(std::move(other.binary_)),
+        start_timeout_(other.start_timeout_),
+        port_(std::exchange(other.port_, 0)),
+        pid_(std::exchange(other.pid_, -1)),
+        log_(std::move(other.log_)) {}
+
+  /// Move assignment stops this server first.
+  auto operator=(MemcachedServer&& other) noexcept -> MemcachedServer& {
+    if (this != &other) {
+      stop();
+      binary_ = std::move(other.binary_);
+      start_timeout_ = other.start_timeout_;
+      port_ = std::exchange(other.port_, 0);
+      pid_ = std::exchange(other.pid_, -1);
+      log_ = std::move(other.log_);
+    }
+    return *this;
+  }
+
+  ~MemcachedServer() { stop(); }
+
+  /// port: the TCP port (kept across stop() and restart(); 0 when moved from).
+  [[nodiscard]] auto port() const noexcept -> std::uint16_t { return port_; }
+
+  /// host: "127.0.0.1".
+  [[nodiscard]] static auto host() -> std::string { return "127.0.0.1"; }
+
+  /// spec: "127.0.0.1:port", the form memshard::parse_server() reads.
+  [[nodiscard]] auto spec() const -> std::string { return host() + ":" + std::to_string(port_); }
+
+  /// pid: the process id, or -1 once stopped.
+  [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
+
+  /// binary: the memcached executable this server runs.
+  [[nodiscard]] auto binary() const noexcept -> const std::string& { return binary_; }
+
+  /// running: whether the process is alive (it has not exited, even if it was
+  /// killed from outside). Does not reap it.
+  [[nodiscard]] auto running() const noexcept -> bool {
+    if (pid_ <= 0) {
+      return false;
+    }
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      return false;
+    }
+    return info.si_pid == 0;
+  }
+
+  /// stop: kills the server now (SIGTERM, then SIGKILL after kStopTimeout) and
+  /// reaps it. Does nothing when already stopped.
+  void stop() noexcept {
+    if (pid_ <= 0) {
+      return;
+    }
+    ::kill(pid_, SIGTERM);
+    wake_event_loop();
+    if (!reap_within(kStopTimeout)) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    pid_ = -1;
+  }
+
+  /// restart: stops the server if it runs, then starts a fresh (empty) one on
+  /// the same port. Throws std::runtime_error if it cannot (the port was taken
+  /// meanwhile, the process exits, or it does not answer in time).
+  void restart() {
+    if (port_ == 0) {
+      detail::throw_error("restart() on a moved-from MemcachedServer");
+    }
+    stop();
+    if (std::optional<std::string> failure = launch()) {
+      detail::throw_error("cannot restart memcached ('" + binary_ + "') on " + spec() + ": " +
+                          *failure);
+    }
+  }
+
+  /// command: sends one text-protocol command (for example "get k\r\n" or
+  /// "stats\r\n"; a missing final "\r\n" is added) on a new connection and
+  /// returns the server's whole reply, "\r\n" included. Throws
+  /// std::runtime_error when the server cannot be reached or the reply is not
+  /// complete within `timeout`. A command sent with "noreply" gets no reply and
+  /// so times out: do not use it here.
+  [[nodiscard]] auto command(std::string_view request,
+                             std::chrono::milliseconds timeout = kCommandTimeout) const
+      -> std::string {
+    std::string text(request);
+    if (!text.ends_with('\n')) {
+      text.append("\r\n");
+    }
+    return detail::exchange(port_, text, detail::Clock::now() + timeout, spec());
+  }
+
+  /// accepts_connections: whether a TCP connection to the port succeeds within
+  /// `timeout`.
+  [[nodiscard]] auto accepts_connections(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds{1'000}) const -> bool {
+    int error = 0;
+    return detail::connect_loopback(port_, detail::Clock::now() + timeout, error).valid();
+  }
+
+  /// log: what memcached wrote to stdout and stderr since it was last started
+  /// (the last 4 KiB).
+  [[nodiscard]] auto log() const -> std::string {
+    if (!log_.valid()) {
+      return {};
+    }
+    struct stat info {};
+    if (::fstat(log_.get(), &info) != 0) {
+      return {};
+    }
+    const auto size = static_cast<std::size_t>(info.st_size);
+    const std::size_t take = std::min<std::size_t>(size, 4096);
+    std::string text(take, '\0');
+    const ssize_t n = ::pread(log_.get(), text.data(), take, static_cast<off_t>(size - take));
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+      text.pop_back();
+    }
+    return text;
+  }
+
+ private:
+  [[nodiscard]] static auto choose_binary(std::string given) -> std::string {
+    if (const char* env = std::getenv("MEMSHARD_MEMCACHED"); env != nullptr && *env != '\0') {
+      return env;
+    }
+    if (!given.empty()) {
+      return given;
+    }
+#ifdef MEMSHARD_MEMCACHED_BINARY
+    if (std::string_view(MEMSHARD_MEMCACHED_BINARY).size() > 0) {
+      return MEMSHARD_MEMCACHED_BINARY;
+    }
+#endif
+    return "memcached";
+  }
+
+  // A private log: an unlinked temporary file, appended to by every start.
+  void open_log() {
+    std::string path = (std::filesystem::temp_directory_path() / "memshard-memcached-XXXXXX");
+    log_.reset(::mkostemp(path.data(), O_CLOEXEC));
+    if (!log_.valid()) {
+      detail::throw_error("cannot create a log file in " + path + ": " + detail::errno_text(errno));
+    }
+    ::unlink(path.c_str());
+    ::fcntl(log_.get(), F_SETFL, O_APPEND);
+  }
+
+  // memcached notices SIGTERM only when its event loop wakes up, which an idle
+  // server does once a second; a connection attempt wakes it at once.
+  void wake_event_loop() const noexcept {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      return;
+    }
+    const sockaddr_in address = detail::loopback_address(port_);
+    static_cast<void>(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address));
+    ::close(fd);
+  }
+
+  // Waits up to `timeout` for the child to exit; true once it is reaped.
+  auto reap_within(std::chrono::milliseconds timeout) noexcept -> bool {
+    const auto deadline = detail::Clock::now() + timeout;
+    auto pause = std::chrono::microseconds{200};
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_ || (done < 0 && errno == ECHILD)) {
+        return true;
+      }
+      if (detail::Clock::now() >= deadline) {
+        return false;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds{20'000});
+    }
+  }
+
+  [[nodiscard]] static auto describe_status(int status) -> std::string {
+    if (WIFEXITED(status)) {
+      return "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (WIFSIGNALED(status)) {
+      return "was killed by signal " + std::to_string(WTERMSIG(status));
+    }
+    return "stopped (status " + std::to_string(status) + ")";
+  }
+
+  // Starts memcached on port_ and waits until it answers. Returns nothing on
+  // success, or why this attempt failed in a way a new port may fix (the
+  // process exited, another server holds the port). Throws for failures a new
+  // port cannot fix (no binary, no answer in time).
+  auto launch() -> std::optional<std::string> {
+    const std::string path = detail::find_in_path(binary_);
+    if (path.empty()) {
+      detail::throw_error("memcached binary '" + binary_ +
+                          "' not found in PATH (install memcached, or set MEMSHARD_MEMCACHED to "
+                          "its path)");
+    }
+    const bool root = ::geteuid() == 0;
+    const std::optional<detail::Credentials> nobody =
+        root ? detail::nobody_credentials() : std::nullopt;
+    std::vector<std::string> args = {path, "-l", host(), "-p", std::to_string(port_), "-U", "0",
+                                     "-t", "1",  "-m",   "64"};
+    if (root) {
+      args.insert(args.end(), {"-u", "nobody"});
+    }
+    std::vector<char*> argv;
+    for (std::string& arg : args) {
+      argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      detail::throw_error("pipe2() failed: " + detail::errno_text(errno));
+    }
+    detail::FileDescriptor report_read(pipe_fds[0]);
+    detail::FileDescriptor report_write(pipe_fds[1]);
+    if (::ftruncate(log_.get(), 0) != 0) {
+      detail::throw_error("cannot truncate the memcached log: " + detail::errno_text(errno));
+    }
+    const pid_t parent = ::getpid();
+    const pid_t child = ::fork();
+    if (child < 0) {
+      detail::throw_error("fork() failed: " + detail::errno_text(errno));
+    }
+    if (child == 0) {
+      exec_child(argv.data(), report_write.get(), parent, nobody);
+    }
+    pid_ = child;
+    report_write.reset();
+
+    // The pipe closes on a successful exec; otherwise the child sends errno.
+    int exec_error = 0;
+    ssize_t got = 0;
+    do {
+      got = ::read(report_read.get(), &exec_error, sizeof exec_error);
+    } while (got < 0 && errno == EINTR);
+    if (got == static_cast<ssize_t>(sizeof exec_error)) {
+      reap_within(kStopTimeout);
+      pid_ = -1;
+      detail::throw_error("cannot execute memcached binary '" + path +
+                          "': " + detail::errno_text(exec_error) +
+                          " (set MEMSHARD_MEMCACHED to a memcached executable)");
+    }
+    return wait_until_ready();
+  }
+
+  // In the child, between fork and exec: async-signal-safe calls only.
+  [[noreturn]] void exec_child(char* const* argv, int report, pid_t parent,
+                               std::optional<detail::Credentials> nobody) const noexcept {
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+    }
+    ::dup2(log_.get(), STDOUT_FILENO);
+    ::dup2(log_.get(), STDERR_FILENO);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // Descriptors the parent opened without O_CLOEXEC (client sockets) must
+    // not stay open in the server. Best effort: old kernels refuse the call.
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+    sigset_t all{};
+    ::sigemptyset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);
+    // As root, become "nobody" here rather than through memcached's -u: the
+    // parent-death signal set below would be cleared by memcached's own
+    // setuid(). If this fails, memcached's -u still drops privileges.
+    if (nobody && ::setgroups(0, nullptr) == 0 && ::setgid(nobody->gid) == 0 &&
+        ::setuid(nobody->uid) != 0) {
+      // Still root: memcached's -u drops privileges (without the death signal).
+    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(127);  // the parent is already gone
+    }
+    ::execv(argv[0], argv);
+    const int error = errno;
+    if (::write(report, &error, sizeof error) < 0) {
+      ::_exit(126);
+    }
+    ::_exit(127);
+  }
+
+  // Polls until the child answers "stats" with its own pid, with a short
+  // back-off, until start_timeout_. See launch() for the result.
+  auto wait_until_ready() -> std::optional<std::string> {
+    const auto deadline = detail::Clock::now() + start_timeout_;
+    const std::string own_pid = "STAT pid " + std::to_string(pid_) + "\r\n";
+    auto pause = std::chrono::microseconds{500};
+    std::string last_error = "no connection attempt yet";
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        pid_ = -1;
+        std::string why =
+            "memcached on port " + std::to_string(port_) + " " + describe_status(status);
+        if (const std::string text = log(); !text.empty()) {
+          why += "; its output: " + text;
+        }
+        return why;
+      }
+      const auto now = detail::Clock::now();
+      if (now >= deadline) {
+        break;
+      }
+      try {
+        const auto probe_deadline = std::min(deadline, now + std::chrono::milliseconds{500});
+        const std::string reply = detail::exchange(port_, "stats\r\n", probe_deadline, spec());
+        if (reply.find(own_pid) != std::string::npos) {
+          return std::nullopt;
+        }
+        // Someone else answers on this port: ours will fail to bind and exit.
+        stop();
+        return "another process answers on port " + std::to_string(port_);
+      } catch (const std::runtime_error& error) {
+        last_error = error.what();
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds{50'000});
+    }
+    const pid_t stuck = pid_;
+    stop();
+    detail::throw_error("memcached ('" + binary_ + "', pid " + std::to_string(stuck) +
+                        ") did not answer on " + spec() + " within " +
+                        std::to_string(start_timeout_.count()) + " ms; last error: " + last_error +
+                        "; its output: '" + log() + "'");
+  }
+
+  std::string binary_;
+  std::chrono::milliseconds start_timeout_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+  detail::FileDescriptor log_;
+};
+
+}  // namespace memshard::testing
+
+#endif  // MEMSHARD_TESTS_SUPPORT_MEMCACHED_SERVER_HPP_
