@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <span>
 #include <string>
@@ -122,6 +123,9 @@ const ProfileCase kCases[] = {
        if (hash != nullptr) memcached_behavior_set_key_hash(memc, hash->libmemcached);
      }},
 };
+
+// GoogleTest prints a case by its profile name.
+void PrintTo(const ProfileCase& profile_case, std::ostream* out) { *out << profile_case.profile; }
 
 class LibmemcachedProfileTest : public ::testing::TestWithParam<ProfileCase> {};
 
