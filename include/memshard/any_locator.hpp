@@ -6,7 +6,9 @@
 // run time (a profile name in a configuration file).
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +35,14 @@ class AnyLocator {
     return impl_->locate(key);
   }
 
+  /// locate_avoiding: see FailoverLocator. A wrapped locator that is not a
+  /// FailoverLocator answers locate(key).
+  [[nodiscard]] auto locate_avoiding(std::string_view key,
+                                     std::span<const std::uint8_t> avoid) const noexcept
+      -> std::size_t {
+    return impl_->locate_avoiding(key, avoid);
+  }
+
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return impl_->size(); }
 
@@ -55,6 +65,9 @@ class AnyLocator {
     auto operator=(Base&&) -> Base& = delete;
     virtual ~Base() = default;
     [[nodiscard]] virtual auto locate(std::string_view key) const noexcept -> std::size_t = 0;
+    [[nodiscard]] virtual auto locate_avoiding(std::string_view key,
+                                               std::span<const std::uint8_t> avoid) const noexcept
+        -> std::size_t = 0;
     [[nodiscard]] virtual auto size() const noexcept -> std::size_t = 0;
   };
 
@@ -64,6 +77,16 @@ class AnyLocator {
     [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t override {
       return locator.locate(key);
     }
+    [[nodiscard]] auto locate_avoiding(std::string_view key,
+                                       std::span<const std::uint8_t> avoid) const noexcept
+        -> std::size_t override {
+      if constexpr (FailoverLocator<L>) {
+        return locator.locate_avoiding(key, avoid);
+      } else {
+        (void)avoid;
+        return locator.locate(key);
+      }
+    }
     [[nodiscard]] auto size() const noexcept -> std::size_t override { return locator.size(); }
     L locator;
   };
@@ -72,7 +95,7 @@ class AnyLocator {
   std::string description_;
 };
 
-static_assert(Locator<AnyLocator>);
+static_assert(FailoverLocator<AnyLocator>);
 
 }  // namespace memshard
 

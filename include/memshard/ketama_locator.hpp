@@ -153,22 +153,38 @@ class KetamaLocator {
   /// locate_hash: the server owning the first point >= `hash`, wrapping to the
   /// first point.
   [[nodiscard]] auto locate_hash(std::uint32_t hash) const noexcept -> std::size_t {
-    const std::uint32_t prefix = hash >> shift_;
-    const RingPoint* first = points_.data() + table_[prefix];
-    const RingPoint* last = points_.data() + table_[prefix + 1];
-    // Within a bucket: the first point >= hash, or `last` (the next bucket's
-    // first point, or the sentinel that repeats point 0).
-    std::size_t count = static_cast<std::size_t>(last - first);
-    while (count > 0) {
-      const std::size_t half = count / 2;
-      if (first[half].value < hash) {
-        first += half + 1;
-        count -= half + 1;
-      } else {
-        count = half;
+    return find_point(hash)->server;
+  }
+
+  /// locate_avoiding: the key's server, or, when that server is marked in
+  /// `avoid`, the next server clockwise on the ring that is not (the ketama
+  /// failover: only the failed server's keys move, each to its ring successor).
+  /// Answers locate(key) when every server is avoided.
+  [[nodiscard]] auto locate_avoiding(std::string_view key,
+                                     std::span<const std::uint8_t> avoid) const noexcept
+      -> std::size_t {
+    if (size_ == 1) {
+      return 0;
+    }
+    const RingPoint* point = find_point(Hash{}(key));
+    const std::size_t primary = point->server;
+    if (avoid.size() != size_ || avoid[primary] == 0) {
+      return primary;
+    }
+    const RingPoint* const begin = points_.data();
+    const RingPoint* const end = points_.data() + (points_.size() - 1);  // the sentinel
+    if (point == end) {
+      point = begin;
+    }
+    for (std::size_t step = 0; step + 1 < points_.size(); ++step) {
+      if (avoid[point->server] == 0) {
+        return point->server;
+      }
+      if (++point == end) {
+        point = begin;
       }
     }
-    return first->server;
+    return primary;
   }
 
   /// size: the number of servers.
@@ -206,6 +222,27 @@ class KetamaLocator {
   }
 
  private:
+  // The first point >= hash, or the sentinel after the last point (which
+  // repeats point 0's server).
+  [[nodiscard]] auto find_point(std::uint32_t hash) const noexcept -> const RingPoint* {
+    const std::uint32_t prefix = hash >> shift_;
+    const RingPoint* first = points_.data() + table_[prefix];
+    const RingPoint* last = points_.data() + table_[prefix + 1];
+    // Within a bucket: the first point >= hash, or `last` (the next bucket's
+    // first point, or the sentinel).
+    std::size_t count = static_cast<std::size_t>(last - first);
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if (first[half].value < hash) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return first;
+  }
+
   static void append_number(std::string& out, std::size_t value) {
     char digits[24];
     const auto result = std::to_chars(digits, digits + sizeof digits, value);

@@ -7,6 +7,8 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace memshard {
@@ -28,6 +30,21 @@ concept Locator = requires(const L& locator, std::string_view key) {
   { locator.locate(key) }
   noexcept->std::same_as<std::size_t>;
   { locator.size() }
+  noexcept->std::same_as<std::size_t>;
+};
+
+/// FailoverLocator: a Locator that can also say where a key goes while some
+/// servers are out of service (ShardedClient's FailurePolicy::kFailover).
+///
+/// - `l.locate_avoiding(key, avoid) noexcept -> std::size_t`: the key's server
+///   when `avoid[i] != 0` marks server i as out of service (`avoid.size()` is
+///   `l.size()`). It must equal `locate(key)` whenever that server is not
+///   avoided, so that ejecting one server never moves the keys of the others;
+///   and it answers `locate(key)` when every server is avoided.
+template <class L>
+concept FailoverLocator = Locator<L> &&
+    requires(const L& locator, std::string_view key, std::span<const std::uint8_t> avoid) {
+  { locator.locate_avoiding(key, avoid) }
   noexcept->std::same_as<std::size_t>;
 };
 

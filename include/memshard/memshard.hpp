@@ -5,6 +5,7 @@
 // memshard.hpp: the whole library.
 
 #include "memshard/any_locator.hpp"
+#include "memshard/client_options.hpp"
 #include "memshard/errors.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/ketama_locator.hpp"
@@ -12,7 +13,9 @@
 #include "memshard/locator.hpp"
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles.hpp"
+#include "memshard/result.hpp"
 #include "memshard/server.hpp"
+#include "memshard/sharded_client.hpp"
 #include "memshard/version.hpp"
 
 #endif  // MEMSHARD_MEMSHARD_HPP_

@@ -81,6 +81,37 @@ class ModuloLocator {
     return buckets_[hash % buckets_.size()];
   }
 
+  /// locate_avoiding: the key's server, or, when that server is marked in
+  /// `avoid`, live server number `hash % live` among the live servers in list
+  /// order (a defined rehash that spreads the failed server's keys evenly).
+  /// Answers locate(key) when every server is avoided.
+  [[nodiscard]] auto locate_avoiding(std::string_view key,
+                                     std::span<const std::uint8_t> avoid) const noexcept
+      -> std::size_t {
+    if (size_ == 1) {
+      return 0;
+    }
+    const std::uint32_t hash = Hash{}(key);
+    const std::size_t primary = locate_hash(hash);
+    if (avoid.size() != size_ || avoid[primary] == 0) {
+      return primary;
+    }
+    std::size_t live = 0;
+    for (const std::uint8_t flag : avoid) {
+      live += flag == 0 ? 1 : 0;
+    }
+    if (live == 0) {
+      return primary;
+    }
+    std::size_t pick = hash % live;
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (avoid[i] == 0 && pick-- == 0) {
+        return i;
+      }
+    }
+    return primary;
+  }
+
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CLIENT_OPTIONS_HPP_
+#define MEMSHARD_CLIENT_OPTIONS_HPP_
+
+// client_options.hpp: ShardedClient's options (timeouts, protocol, failure
+// policy) and Expiry, a memcached expiration time that cannot be misread.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <string>
+
+#include "memshard/detail/throw.hpp"
+
+namespace memshard {
+
+/// Protocol: memcached's wire protocol.
+enum class Protocol : std::uint8_t { kText, kBinary };
+
+/// FailurePolicy: what happens to the keys of an ejected server.
+enum class FailurePolicy : std::uint8_t {
+  /// Operations on its keys fail at once with Errc::kServerEjected; no key moves.
+  kFailFast,
+  /// Its keys go to the next live server of the placement (the next distinct
+  /// server clockwise on a ring; for modulo, hash % live servers) until it
+  /// returns. Keys of healthy servers never move.
+  kFailover,
+};
+
+/// ClientOptions: how a ShardedClient talks to its servers.
+struct ClientOptions {
+  /// Time to establish a TCP connection.
+  std::chrono::milliseconds connect_timeout{1000};
+  /// Time to wait for a server to accept a request or answer it.
+  std::chrono::milliseconds io_timeout{1000};
+  Protocol protocol = Protocol::kText;
+  bool tcp_nodelay = true;
+  bool tcp_keepalive = false;
+  /// Consecutive timeouts or connection failures that eject a server.
+  std::uint32_t failure_limit = 2;
+  /// How long an ejected server is left alone before one request probes it.
+  std::chrono::milliseconds retry_interval{2000};
+  FailurePolicy policy = FailurePolicy::kFailFast;
+  /// Values above this size are refused before they reach the wire. Keep it at
+  /// or below the servers' item size limit (memcached -I, 1 MiB by default,
+  /// which includes the key and ~50 bytes of item header): a server that
+  /// refuses a too-large value also drops the key's old value.
+  std::size_t max_value_size = 1000 * 1000;
+};
+
+/// validate_options: throws ConfigError for a timeout or interval that is not
+/// positive, a zero failure limit, or a zero max_value_size.
+inline void validate_options(const ClientOptions& options) {
+  if (options.connect_timeout.count() <= 0) {
+    detail::throw_config_error("connect_timeout must be positive",
+                               std::to_string(options.connect_timeout.count()) + " ms");
+  }
+  if (options.io_timeout.count() <= 0) {
+    detail::throw_config_error("io_timeout must be positive",
+                               std::to_string(options.io_timeout.count()) + " ms");
+  }
+  if (options.failure_limit == 0) {
+    detail::throw_config_error("failure_limit must be at least 1", "0");
+  }
+  if (options.retry_interval.count() <= 0) {
+    detail::throw_config_error("retry_interval must be positive",
+                               std::to_string(options.retry_interval.count()) + " ms");
+  }
+  if (options.max_value_size == 0) {
+    detail::throw_config_error("max_value_size must be positive", "0");
+  }
+}
+
+/// Expiry: when a stored item expires.
+///
+/// memcached reads an expiration up to 30 days as relative seconds and anything
+/// larger as a Unix time, so "90 days from now" sent as seconds would mean 1970.
+/// Expiry::after() turns long durations into absolute times, so both forms say
+/// what they mean.
+class Expiry {
+ public:
+  /// The default: never expires.
+  constexpr Expiry() = default;
+
+  /// never: the item stays until evicted.
+  [[nodiscard]] static constexpr auto never() noexcept -> Expiry { return Expiry{}; }
+
+  /// after: `duration` from now; must be positive.
+  [[nodiscard]] static auto after(std::chrono::seconds duration) -> Expiry {
+    if (duration.count() <= 0) {
+      detail::throw_config_error("expiry duration must be positive",
+                                 std::to_string(duration.count()) + " s");
+    }
+    if (duration <= kRelativeLimit) {
+      return Expiry(static_cast<std::time_t>(duration.count()));
+    }
+    return at(std::chrono::system_clock::now() + duration);
+  }
+
+  /// at: an absolute time; must be after 30 days past the Unix epoch.
+  [[nodiscard]] static auto at(std::chrono::system_clock::time_point when) -> Expiry {
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
+    if (seconds <= kRelativeLimit.count()) {
+      detail::throw_config_error("expiry time is not a plausible date", std::to_string(seconds));
+    }
+    return Expiry(static_cast<std::time_t>(seconds));
+  }
+
+  /// wire_value: the exptime field memcached receives.
+  [[nodiscard]] constexpr auto wire_value() const noexcept -> std::time_t { return value_; }
+
+ private:
+  static constexpr std::chrono::seconds kRelativeLimit{60 * 60 * 24 * 30};
+
+  constexpr explicit Expiry(std::time_t value) noexcept : value_(value) {}
+
+  std::time_t value_ = 0;
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_CLIENT_OPTIONS_HPP_

@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_SHARDED_CLIENT_HPP_
+#define MEMSHARD_SHARDED_CLIENT_HPP_
+
+// sharded_client.hpp: ShardedClient, which sends every operation to the
+// server its Locator picks, through one libmemcached handle per server, and
+// owns the failure policy (ejection, probing, fail-fast or failover).
+
+#include <libmemcached-1.0/memcached.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memshard/client_options.hpp"
+#include "memshard/detail/memcached_handle.hpp"
+#include "memshard/detail/throw.hpp"
+#include "memshard/key.hpp"
+#include "memshard/locator.hpp"
+#include "memshard/result.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard {
+
+/// ServerStats: one server's counters, as ShardedClient::stats() reads them.
+/// Counters are shared by a client and all its clones.
+struct ServerStats {
+  Server server;
+  std::uint64_t operations = 0;  ///< requests sent to the server
+  std::uint64_t hits = 0;        ///< keys found by get / get_multi
+  std::uint64_t misses = 0;      ///< keys not found by get / get_multi
+  std::uint64_t errors = 0;      ///< failed requests (timeouts, connection and server errors)
+  std::uint64_t ejections = 0;   ///< times the server was ejected
+  std::uint32_t consecutive_failures = 0;
+  bool ejected = false;  ///< ejected now (a probe may be due)
+};
+
+/// MultiGetResult: get_multi's answer, one entry per requested key, in order.
+struct MultiGetResult {
+  /// The item for each key found; empty for a miss or a failure.
+  std::vector<std::optional<Item>> items;
+  /// ok for a hit or a miss; otherwise why the key could not be read.
+  std::vector<Status> statuses;
+
+  /// hits: how many keys were found.
+  [[nodiscard]] auto hits() const noexcept -> std::size_t {
+    return static_cast<std::size_t>(std::count_if(
+        items.begin(), items.end(), [](const auto& item) { return item.has_value(); }));
+  }
+  /// failures: how many keys could not be read.
+  [[nodiscard]] auto failures() const noexcept -> std::size_t {
+    return static_cast<std::size_t>(std::count_if(
+        statuses.begin(), statuses.end(), [](const Status& status) { return !status.ok(); }));
+  }
+};
+
+namespace detail {
+
+/// ServerState: health and counters of one server, shared by a client and its
+/// clones (all atomics: clones run on other threads).
+struct ServerState {
+  std::atomic<std::uint64_t> operations{0};
+  std::atomic<std::uint64_t> hits{0};
+  std::atomic<std::uint64_t> misses{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> ejections{0};
+  std::atomic<std::uint32_t> consecutive_failures{0};
+  /// steady_clock time (ns since its epoch) until which the server is ejected;
+  /// 0 when healthy.
+  std::atomic<std::int64_t> ejected_until{0};
+  /// Set while one request probes an ejected server.
+  std::atomic<bool> probing{false};
+};
+
+/// StateRegistry: one ServerState per endpoint, so that a reconfiguration
+/// keeps the health and counters of the servers that stay.
+class StateRegistry {
+ public:
+  auto get(const Server& server) -> std::shared_ptr<ServerState> {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = states_[server.endpoint()];
+    std::shared_ptr<ServerState> state = slot.lock();
+    if (!state) {
+      state = std::make_shared<ServerState>();
+      slot = state;
+    }
+    return state;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::weak_ptr<ServerState>> states_;
+};
+
+[[nodiscard]] inline auto steady_now_ns() noexcept -> std::int64_t {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// to_errc: libmemcached's return code as an Errc.
+[[nodiscard]] inline auto to_errc(memcached_return_t rc) noexcept -> Errc {
+  switch (rc) {
+    case MEMCACHED_SUCCESS:
+    case MEMCACHED_STORED:
+    case MEMCACHED_DELETED:
+    case MEMCACHED_END:
+    case MEMCACHED_BUFFERED:
+      return Errc::kOk;
+    case MEMCACHED_NOTFOUND:
+      return Errc::kNotFound;
+    case MEMCACHED_NOTSTORED:
+      return Errc::kNotStored;
+    case MEMCACHED_DATA_EXISTS:
+      return Errc::kExists;
+    case MEMCACHED_E2BIG:
+      return Errc::kValueTooLarge;
+    case MEMCACHED_TIMEOUT:
+      return Errc::kTimeout;
+    case MEMCACHED_CONNECTION_FAILURE:
+    case MEMCACHED_CONNECTION_BIND_FAILURE:
+    case MEMCACHED_CONNECTION_SOCKET_CREATE_FAILURE:
+    case MEMCACHED_HOST_LOOKUP_FAILURE:
+    case MEMCACHED_READ_FAILURE:
+    case MEMCACHED_WRITE_FAILURE:
+    case MEMCACHED_ERRNO:
+    case MEMCACHED_PARTIAL_READ:
+    case MEMCACHED_SERVER_MARKED_DEAD:
+    case MEMCACHED_SERVER_TEMPORARILY_DISABLED:
+    case MEMCACHED_NO_SERVERS:
+      return Errc::kConnectionFailure;
+    case MEMCACHED_CLIENT_ERROR:
+    case MEMCACHED_BAD_KEY_PROVIDED:
+    case MEMCACHED_KEY_TOO_BIG:
+    case MEMCACHED_INVALID_ARGUMENTS:
+      return Errc::kInvalidArgument;
+    case MEMCACHED_SERVER_ERROR:
+    case MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE:
+    case MEMCACHED_MEMORY_ALLOCATION_FAILURE:
+      return Errc::kServerError;
+    case MEMCACHED_UNKNOWN_READ_FAILURE:
+      // A reply libmemcached could not interpret, such as a binary-protocol
+      // error status it does not know; socket failures have their own codes.
+    default:
+      return Errc::kProtocolError;
+  }
+}
+
+}  // namespace detail
+
+/// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
+///
+/// Every operation checks its key (check_key) and value size before anything
+/// reaches the wire, asks the locator for the key's server, and runs on that
+/// server's own libmemcached handle. Outcomes are values (Status, Result): a
+/// miss is not an error, and a failure names the server and keeps libmemcached's
+/// return code. Configuration mistakes throw ConfigError at construction.
+///
+/// Failure policy: after `failure_limit` consecutive timeouts or connection
+/// failures a server is ejected for `retry_interval`; then one request probes
+/// it, which either restores it or ejects it again. While a server is ejected,
+/// its keys fail at once (FailurePolicy::kFailFast) or go to the next live
+/// server of the placement (kFailover, for a FailoverLocator); keys of healthy
+/// servers never move. No call blocks longer than the connect timeout plus the
+/// I/O timeout, plus scheduling noise.
+///
+/// Threads: one ShardedClient is used by one thread at a time; clone() makes
+/// another for another thread, sharing the immutable locator and the servers'
+/// health and counters. Move-only.
+///
+/// **Example**:
+///   auto servers = memshard::parse_servers("10.0.0.1:11211,10.0.0.2:11211");
+///   memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(servers);
+///   if (auto st = client.set("user:42", "Ada"); !st) std::cerr << st << '\n';
+///   auto hit = client.get("user:42");   // Result<std::optional<Item>>
+template <Locator L>
+class ShardedClient {
+ public:
+  using locator_type = L;
+  /// LocatorFactory: builds the locator for a server list (used by reconfigure).
+  using LocatorFactory = std::function<std::shared_ptr<const L>(std::span<const Server>)>;
+
+  /// Builds the locator with `factory`; reconfigure(servers) uses it again.
+  ShardedClient(std::vector<Server> servers, LocatorFactory factory, ClientOptions options = {})
+      : options_(options),
+        factory_(std::move(factory)),
+        registry_(std::make_shared<detail::StateRegistry>()) {
+    validate_options(options_);
+    if (!factory_) {
+      detail::throw_config_error("locator factory is empty", "ShardedClient");
+    }
+    check_policy();
+    validate_servers(servers);
+    install(std::move(servers), factory_);
+  }
+
+  /// Uses `locator`, which must have been built for `servers`.
+  ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
+                ClientOptions options = {})
+      : options_(options), registry_(std::make_shared<detail::StateRegistry>()) {
+    validate_options(options_);
+    check_policy();
+    validate_servers(servers);
+    if (!locator) {
+      detail::throw_config_error("locator is null", "ShardedClient");
+    }
+    install(std::move(servers), [&locator](std::span<const Server>) { return locator; });
+    if constexpr (std::constructible_from<L, std::span<const Server>>) {
+      factory_ = [](std::span<const Server> list) { return std::make_shared<const L>(list); };
+    }
+  }
+
+  /// Builds `L(servers)`.
+  explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {}) requires
+      std::constructible_from<L, std::span<const Server>>
+      : ShardedClient(std::move(servers), LocatorFactory([](std::span<const Server> list) {
+                        return std::make_shared<const L>(list);
+                      }),
+                      options) {}
+
+  ShardedClient(ShardedClient&&) noexcept = default;
+  auto operator=(ShardedClient&&) noexcept -> ShardedClient& = default;
+  ShardedClient(const ShardedClient&) = delete;
+  auto operator=(const ShardedClient&) -> ShardedClient& = delete;
+  ~ShardedClient() = default;
+
+  /// clone: a client for another thread: the same servers, options, locator
+  /// and shared health, with its own connections (opened on first use).
+  [[nodiscard]] auto clone() const -> ShardedClient { return ShardedClient(*this, CloneTag{}); }
+
+  // ---- single-key operations ------------------------------------------------
+
+  /// get: the item, an empty optional for a miss, or the failure.
+  auto get(std::string_view key) -> Result<std::optional<Item>> {
+    if (auto refused = check(key)) {
+      return Result<std::optional<Item>>(std::move(*refused));
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return Result<std::optional<Item>>(std::move(route.status));
+    }
+    memcached_st* memc = handle(route.server);
+    const char* keys[] = {key.data()};
+    const std::size_t lengths[] = {key.size()};
+    memcached_return_t rc = memcached_mget(memc, keys, lengths, 1);
+    std::optional<Item> item;
+    if (memcached_success(rc)) {
+      rc = fetch_all(memc, [&item](std::string_view, Item&& found) { item = std::move(found); });
+    }
+    Status status = finish(route, rc, "get");
+    if (!status.ok()) {
+      return Result<std::optional<Item>>(std::move(status));
+    }
+    auto& state = *states_[route.server];
+    (item ? state.hits : state.misses).fetch_add(1, std::memory_order_relaxed);
+    return Result<std::optional<Item>>(std::move(item), std::move(status));
+  }
+
+  /// set: stores the value whatever is there.
+  auto set(std::string_view key, std::string_view value, Expiry expiry = {},
+           std::uint32_t flags = 0) -> Status {
+    return store(Store::kSet, key, value, expiry, flags);
+  }
+  /// add: stores only when the key is absent, else Errc::kNotStored.
+  auto add(std::string_view key, std::string_view value, Expiry expiry = {},
+           std::uint32_t flags = 0) -> Status {
+    return store(Store::kAdd, key, value, expiry, flags);
+  }
+  /// replace: stores only when the key exists, else Errc::kNotStored.
+  auto replace(std::string_view key, std::string_view value, Expiry expiry = {},
+               std::uint32_t flags = 0) -> Status {
+    return store(Store::kReplace, key, value, expiry, flags);
+  }
+  /// append: adds bytes after the existing value, else Errc::kNotStored.
+  auto append(std::string_view key, std::string_view value) -> Status {
+    return store(Store::kAppend, key, value, Expiry{}, 0);
+  }
+  /// prepend: adds bytes before the existing value, else Errc::kNotStored.
+  auto prepend(std::string_view key, std::string_view value) -> Status {
+    return store(Store::kPrepend, key, value, Expiry{}, 0);
+  }
+
+  /// cas: stores only if the item still has the cas unique `cas` (from get);
+  /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
+  auto cas(std::string_view key, std::string_view value, std::uint64_t cas, Expiry expiry = {},
+           std::uint32_t flags = 0) -> Status {
+    if (auto refused = check(key, value)) {
+      return std::move(*refused);
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return std::move(route.status);
+    }
+    const memcached_return_t rc =
+        memcached_cas(handle(route.server), key.data(), key.size(), value.data(), value.size(),
+                      expiry.wire_value(), flags, cas);
+    return finish(route, rc, "cas");
+  }
+
+  /// remove: deletes the key; Errc::kNotFound when it was not there.
+  auto remove(std::string_view key) -> Status {
+    if (auto refused = check(key)) {
+      return std::move(*refused);
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return std::move(route.status);
+    }
+    const memcached_return_t rc = memcached_delete(handle(route.server), key.data(), key.size(), 0);
+    return finish(route, rc, "delete");
+  }
+
+  /// incr: adds `delta` to a decimal value and answers the new value
+  /// (wrapping at 2^64, as memcached does); Errc::kNotFound for a missing key,
+  /// Errc::kInvalidArgument for a value that is not a number.
+  auto incr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t> {
+    return arithmetic(key, delta, true);
+  }
+  /// decr: subtracts `delta`, stopping at 0 (memcached's rule).
+  auto decr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t> {
+    return arithmetic(key, delta, false);
+  }
+
+  /// touch: sets a new expiry; Errc::kNotFound for a missing key.
+  auto touch(std::string_view key, Expiry expiry) -> Status {
+    if (auto refused = check(key)) {
+      return std::move(*refused);
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return std::move(route.status);
+    }
+    const memcached_return_t rc =
+        memcached_touch(handle(route.server), key.data(), key.size(), expiry.wire_value());
+    return finish(route, rc, "touch");
+  }
+
+  // ---- multi-get ------------------------------------------------------------
+
+  /// get_multi: reads many keys at once. Keys are grouped by server; every
+  /// server is sent its request before any answer is read, so the call takes
+  /// about as long as the slowest server, not the sum. A failing server fails
+  /// only its own keys. Duplicate keys are read once.
+  auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
+    MultiGetResult out;
+    out.items.resize(keys.size());
+    out.statuses.resize(keys.size());
+    // Group the distinct valid keys by server.
+    std::unordered_map<std::string_view, std::size_t> first_index;
+    first_index.reserve(keys.size());
+    std::vector<std::vector<std::size_t>> groups(servers_.size());
+    std::vector<Route> routes(servers_.size());
+    std::vector<std::uint8_t> routed(servers_.size(), 0);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (auto refused = check(keys[i])) {
+        out.statuses[i] = std::move(*refused);
+        continue;
+      }
+      if (!first_index.emplace(keys[i], i).second) {
+        continue;  // a duplicate: copied from its first occurrence below
+      }
+      Route route = route_for_batch(keys[i], routes, routed);
+      if (!route.status.ok()) {
+        out.statuses[i] = std::move(route.status);
+        continue;
+      }
+      groups[route.server].push_back(i);
+    }
+    // Send every server its request, then read the answers.
+    std::vector<memcached_return_t> sent(servers_.size(), MEMCACHED_SUCCESS);
+    std::vector<const char*> key_ptrs;
+    std::vector<std::size_t> key_lengths;
+    for (std::size_t s = 0; s < servers_.size(); ++s) {
+      if (groups[s].empty()) {
+        continue;
+      }
+      key_ptrs.clear();
+      key_lengths.clear();
+      for (const std::size_t i : groups[s]) {
+        key_ptrs.push_back(keys[i].data());
+        key_lengths.push_back(keys[i].size());
+      }
+      sent[s] = memcached_mget(handle(s), key_ptrs.data(), key_lengths.data(), key_ptrs.size());
+    }
+    for (std::size_t s = 0; s < servers_.size(); ++s) {
+      if (groups[s].empty()) {
+        continue;
+      }
+      memcached_return_t rc = sent[s];
+      if (memcached_success(rc)) {
+        rc = fetch_all(handle(s), [&](std::string_view key, Item&& item) {
+          const auto found = first_index.find(key);
+          if (found != first_index.end()) {
+            out.items[found->second] = std::move(item);
+          }
+        });
+      }
+      Status status = finish(routes[s], rc, "get_multi");
+      auto& state = *states_[s];
+      for (const std::size_t i : groups[s]) {
+        out.statuses[i] = status;
+        if (status.ok()) {
+          (out.items[i] ? state.hits : state.misses).fetch_add(1, std::memory_order_relaxed);
+        } else {
+          out.items[i].reset();
+        }
+      }
+    }
+    // Duplicates share the answer of their first occurrence.
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!out.statuses[i].ok() && out.statuses[i].code() == Errc::kInvalidKey) {
+        continue;
+      }
+      const auto found = first_index.find(keys[i]);
+      if (found != first_index.end() && found->second != i) {
+        out.items[i] = out.items[found->second];
+        out.statuses[i] = out.statuses[found->second];
+      }
+    }
+    return out;
+  }
+
+  /// get_multi for a list of keys: `client.get_multi({"a", "b"})`.
+  auto get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult {
+    return get_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
+  }
+
+  // ---- placement and observability -----------------------------------------
+
+  /// server_index_for: the index of the key's server while every server is
+  /// healthy (the placement itself).
+  [[nodiscard]] auto server_index_for(std::string_view key) const noexcept -> std::size_t {
+    return locator_->locate(key);
+  }
+  /// server_for: the key's server while every server is healthy.
+  [[nodiscard]] auto server_for(std::string_view key) const noexcept -> const Server& {
+    return servers_[locator_->locate(key)];
+  }
+  /// servers: the current server list.
+  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
+  /// locator: the current locator.
+  [[nodiscard]] auto locator() const noexcept -> const std::shared_ptr<const L>& {
+    return locator_;
+  }
+  /// options: the options in force.
+  [[nodiscard]] auto options() const noexcept -> const ClientOptions& { return options_; }
+
+  /// stats: every server's counters and state, in server order.
+  [[nodiscard]] auto stats() const -> std::vector<ServerStats> {
+    std::vector<ServerStats> out;
+    out.reserve(servers_.size());
+    for (std::size_t s = 0; s < servers_.size(); ++s) {
+      const detail::ServerState& state = *states_[s];
+      ServerStats entry;
+      entry.server = servers_[s];
+      entry.operations = state.operations.load(std::memory_order_relaxed);
+      entry.hits = state.hits.load(std::memory_order_relaxed);
+      entry.misses = state.misses.load(std::memory_order_relaxed);
+      entry.errors = state.errors.load(std::memory_order_relaxed);
+      entry.ejections = state.ejections.load(std::memory_order_relaxed);
+      entry.consecutive_failures = state.consecutive_failures.load(std::memory_order_relaxed);
+      entry.ejected = state.ejected_until.load(std::memory_order_relaxed) != 0;
+      out.push_back(std::move(entry));
+    }
+    return out;
+  }
+
+  // ---- membership -----------------------------------------------------------
+
+  /// reconfigure: moves to a new server list, building its locator with the
+  /// factory. Servers that stay keep their connections, health and counters.
+  /// Throws ConfigError (no factory, invalid list) and leaves the client as it
+  /// was.
+  void reconfigure(std::vector<Server> servers) {
+    if (!factory_) {
+      detail::throw_config_error("reconfigure needs a locator factory",
+                                 "construct the client with one, or pass the new locator");
+    }
+    validate_servers(servers);
+    install(std::move(servers), factory_);
+  }
+
+  /// reconfigure: moves to `servers` with a locator built for them.
+  void reconfigure(std::vector<Server> servers, std::shared_ptr<const L> locator) {
+    validate_servers(servers);
+    if (!locator) {
+      detail::throw_config_error("locator is null", "reconfigure");
+    }
+    install(std::move(servers), [&locator](std::span<const Server>) { return locator; });
+  }
+
+ private:
+  struct CloneTag {};
+
+  enum class Store : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend };
+
+  struct Route {
+    std::size_t server = 0;
+    bool probe = false;
+    Status status;
+  };
+
+  ShardedClient(const ShardedClient& other, CloneTag)
+      : options_(other.options_),
+        factory_(other.factory_),
+        registry_(other.registry_),
+        servers_(other.servers_),
+        locator_(other.locator_),
+        states_(other.states_),
+        handles_(other.servers_.size()),
+        avoid_(other.servers_.size(), 0) {}
+
+  void check_policy() const {
+    if constexpr (!FailoverLocator<L>) {
+      if (options_.policy == FailurePolicy::kFailover) {
+        detail::throw_config_error("failover needs a locator with locate_avoiding()",
+                                   "FailurePolicy::kFailover");
+      }
+    }
+  }
+
+  // Builds everything that can throw first, then commits with noexcept moves.
+  template <class Factory>
+  void install(std::vector<Server> servers, const Factory& factory) {
+    std::shared_ptr<const L> locator = factory(std::span<const Server>(servers));
+    if (!locator || locator->size() != servers.size()) {
+      detail::throw_config_error("locator does not match the server list",
+                                 std::to_string(servers.size()) + " servers");
+    }
+    std::vector<std::shared_ptr<detail::ServerState>> states;
+    states.reserve(servers.size());
+    std::vector<detail::MemcachedHandle> handles(servers.size());
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      states.push_back(registry_->get(servers[s]));
+      for (std::size_t old = 0; old < servers_.size(); ++old) {
+        if (servers_[old].host == servers[s].host && servers_[old].port == servers[s].port &&
+            handles_[old]) {
+          handles[s] = std::move(handles_[old]);
+          break;
+        }
+      }
+    }
+    servers_ = std::move(servers);
+    locator_ = std::move(locator);
+    states_ = std::move(states);
+    handles_ = std::move(handles);
+    avoid_.assign(servers_.size(), 0);
+  }
+
+  // Key rules and value size, checked before anything reaches the wire.
+  [[nodiscard]] auto check(std::string_view key, std::string_view value = {}) const
+      -> std::optional<Status> {
+    if (const auto problem = check_key(key)) {
+      return Status(Errc::kInvalidKey, MEMCACHED_BAD_KEY_PROVIDED, Status::kNoServer,
+                    problem->message());
+    }
+    if (value.size() > options_.max_value_size) {
+      return Status(Errc::kValueTooLarge, MEMCACHED_E2BIG, Status::kNoServer,
+                    "value is " + std::to_string(value.size()) + " bytes, max_value_size is " +
+                        std::to_string(options_.max_value_size));
+    }
+    return std::nullopt;
+  }
+
+  [[nodiscard]] auto is_ejected(std::size_t server) const noexcept -> bool {
+    return states_[server]->ejected_until.load(std::memory_order_relaxed) != 0;
+  }
+
+  // Whether this request may probe the ejected `server`: its retry interval
+  // has passed and no other request is probing it.
+  [[nodiscard]] auto try_probe(std::size_t server) noexcept -> bool {
+    detail::ServerState& state = *states_[server];
+    const std::int64_t until = state.ejected_until.load(std::memory_order_acquire);
+    if (until == 0 || detail::steady_now_ns() < until) {
+      return false;
+    }
+    bool expected = false;
+    return state.probing.compare_exchange_strong(expected, true, std::memory_order_acq_rel);
+  }
+
+  [[nodiscard]] auto ejected_status(std::size_t server) const -> Status {
+    return Status(Errc::kServerEjected, MEMCACHED_SUCCESS, server,
+                  servers_[server].endpoint() + " is ejected after " +
+                      std::to_string(options_.failure_limit) + " consecutive failures");
+  }
+
+  // Where a key goes now: its own server, a probe of it, its failover server,
+  // or nowhere.
+  auto route(std::string_view key) -> Route {
+    const std::size_t primary = locator_->locate(key);
+    if (!is_ejected(primary)) {
+      return Route{primary, false, Status()};
+    }
+    if (try_probe(primary)) {
+      return Route{primary, true, Status()};
+    }
+    if constexpr (FailoverLocator<L>) {
+      if (options_.policy == FailurePolicy::kFailover) {
+        for (std::size_t s = 0; s < servers_.size(); ++s) {
+          avoid_[s] = is_ejected(s) ? 1 : 0;
+        }
+        const std::size_t next = locator_->locate_avoiding(key, avoid_);
+        if (!is_ejected(next)) {
+          return Route{next, false, Status()};
+        }
+      }
+    }
+    return Route{primary, false, ejected_status(primary)};
+  }
+
+  // route() for get_multi: a server probed in this call takes all its keys.
+  auto route_for_batch(std::string_view key, std::vector<Route>& routes,
+                       std::vector<std::uint8_t>& routed) -> Route {
+    const std::size_t primary = locator_->locate(key);
+    if (routed[primary] != 0 && routes[primary].probe) {
+      return Route{primary, false, Status()};
+    }
+    Route route = this->route(key);
+    if (route.status.ok() && routed[route.server] == 0) {
+      routes[route.server] = Route{route.server, route.probe, Status()};
+      routed[route.server] = 1;
+    }
+    return route;
+  }
+
+  auto handle(std::size_t server) -> memcached_st* {
+    if (!handles_[server]) {
+      handles_[server] = detail::MemcachedHandle(servers_[server], options_);
+    }
+    return handles_[server].native_handle();
+  }
+
+  // Reads every result of an mget into `sink(key, item)`; answers the final
+  // code (MEMCACHED_SUCCESS when the reply ended normally).
+  template <class Sink>
+  auto fetch_all(memcached_st* memc, Sink&& sink) -> memcached_return_t {
+    memcached_result_st storage;
+    memcached_result_st* result = memcached_result_create(memc, &storage);
+    if (result == nullptr) {
+      return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+    }
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    while (memcached_fetch_result(memc, result, &rc) != nullptr) {
+      Item item;
+      item.value.assign(memcached_result_value(result), memcached_result_length(result));
+      item.flags = memcached_result_flags(result);
+      item.cas = memcached_result_cas(result);
+      sink(
+          std::string_view(memcached_result_key_value(result), memcached_result_key_length(result)),
+          std::move(item));
+    }
+    memcached_result_free(result);
+    if (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND) {
+      return MEMCACHED_SUCCESS;
+    }
+    return rc;
+  }
+
+  // Turns libmemcached's answer into a Status and updates the server's health.
+  auto finish(const Route& route, memcached_return_t rc, std::string_view operation) -> Status {
+    const std::size_t server = route.server;
+    detail::ServerState& state = *states_[server];
+    state.operations.fetch_add(1, std::memory_order_relaxed);
+    const Errc code = detail::to_errc(rc);
+    Status status;
+    if (code != Errc::kOk) {
+      std::string detail(operation);
+      detail.append(" on ").append(servers_[server].endpoint()).append(": ");
+      const char* text = memcached_last_error_message(handles_[server].native_handle());
+      detail.append(text != nullptr ? text : memcached_strerror(nullptr, rc));
+      status = Status(code, rc, server, std::move(detail));
+    } else {
+      status = Status(Errc::kOk, rc, server);
+    }
+    if (is_server_failure(code)) {
+      state.errors.fetch_add(1, std::memory_order_relaxed);
+      // A fresh handle next time: libmemcached's own dead-server clock must not
+      // refuse the request that memshard decides to send.
+      handles_[server].reset();
+      const std::uint32_t failures =
+          state.consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (route.probe || failures >= options_.failure_limit) {
+        const std::int64_t until =
+            detail::steady_now_ns() +
+            std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_interval).count();
+        const std::int64_t before = state.ejected_until.exchange(until, std::memory_order_acq_rel);
+        if (before == 0) {
+          state.ejections.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    } else {
+      if (code == Errc::kServerError || code == Errc::kProtocolError) {
+        state.errors.fetch_add(1, std::memory_order_relaxed);
+      }
+      state.consecutive_failures.store(0, std::memory_order_relaxed);
+      if (route.probe) {
+        state.ejected_until.store(0, std::memory_order_release);
+      }
+    }
+    if (route.probe) {
+      state.probing.store(false, std::memory_order_release);
+    }
+    return status;
+  }
+
+  auto store(Store kind, std::string_view key, std::string_view value, Expiry expiry,
+             std::uint32_t flags) -> Status {
+    if (auto refused = check(key, value)) {
+      return std::move(*refused);
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return std::move(route.status);
+    }
+    memcached_st* memc = handle(route.server);
+    const std::time_t exptime = expiry.wire_value();
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    std::string_view operation;
+    switch (kind) {
+      case Store::kSet:
+        operation = "set";
+        rc =
+            memcached_set(memc, key.data(), key.size(), value.data(), value.size(), exptime, flags);
+        break;
+      case Store::kAdd:
+        operation = "add";
+        rc =
+            memcached_add(memc, key.data(), key.size(), value.data(), value.size(), exptime, flags);
+        // The binary protocol answers "exists" where the text protocol says "not stored".
+        if (rc == MEMCACHED_DATA_EXISTS) {
+          rc = MEMCACHED_NOTSTORED;
+        }
+        break;
+      case Store::kReplace:
+        operation = "replace";
+        rc = memcached_replace(memc, key.data(), key.size(), value.data(), value.size(), exptime,
+                               flags);
+        break;
+      case Store::kAppend:
+        operation = "append";
+        rc = memcached_append(memc, key.data(), key.size(), value.data(), value.size(), 0, 0);
+        break;
+      case Store::kPrepend:
+        operation = "prepend";
+        rc = memcached_prepend(memc, key.data(), key.size(), value.data(), value.size(), 0, 0);
+        break;
+    }
+    if (kind != Store::kSet && kind != Store::kAdd && rc == MEMCACHED_NOTFOUND) {
+      rc = MEMCACHED_NOTSTORED;  // binary protocol: the key to modify is missing
+    }
+    return finish(route, rc, operation);
+  }
+
+  auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
+    if (auto refused = check(key)) {
+      return Result<std::uint64_t>(std::move(*refused));
+    }
+    Route route = this->route(key);
+    if (!route.status.ok()) {
+      return Result<std::uint64_t>(std::move(route.status));
+    }
+    std::uint64_t value = 0;
+    memcached_st* memc = handle(route.server);
+    memcached_return_t rc = up ? memcached_increment(memc, key.data(), key.size(), delta, &value)
+                               : memcached_decrement(memc, key.data(), key.size(), delta, &value);
+    if (rc == MEMCACHED_UNKNOWN_READ_FAILURE && options_.protocol == Protocol::kBinary) {
+      // libmemcached reports the binary "non-numeric value" status this way.
+      rc = MEMCACHED_CLIENT_ERROR;
+    }
+    Status status = finish(route, rc, up ? "incr" : "decr");
+    if (!status.ok()) {
+      return Result<std::uint64_t>(std::move(status));
+    }
+    return Result<std::uint64_t>(value, std::move(status));
+  }
+
+  ClientOptions options_;
+  LocatorFactory factory_;
+  std::shared_ptr<detail::StateRegistry> registry_;
+  std::vector<Server> servers_;
+  std::shared_ptr<const L> locator_;
+  std::vector<std::shared_ptr<detail::ServerState>> states_;
+  std::vector<detail::MemcachedHandle> handles_;
+  std::vector<std::uint8_t> avoid_;  // scratch for failover routing
+};
+
+}  // namespace memshard
+
+#endif  // MEMSHARD_SHARDED_CLIENT_HPP_
