@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds memshard and runs every test: the dev build with g++ (all tests,
-# warnings as errors), then the AddressSanitizer+UBSan build with clang++.
+# warnings as errors), then the AddressSanitizer+UBSan build with clang++ and
+# the ThreadSanitizer build.
 # Installs missing Debian packages first. Exit status: non-zero when any build
 # or test fails.
 #
@@ -16,8 +17,9 @@ jobs=${MEMSHARD_JOBS:-$(nproc 2>/dev/null || echo 2)}
 presets=(dev)
 extra_packages=()
 if [ "${MEMSHARD_SANITIZERS:-1}" != 0 ]; then
-  # The sanitizer build uses clang++, so both compilers build everything.
-  presets+=(asan-ubsan)
+  # The ASan+UBSan build uses clang++, so both compilers build everything;
+  # the ThreadSanitizer build uses g++.
+  presets+=(asan-ubsan tsan)
   extra_packages+=(clang libclang-rt-14-dev)
 fi
 "$root/scripts/install-deps.sh" "${extra_packages[@]}"

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+// ShardedClient when servers die, hang and come back, against real memcached
+// processes: bounded blocking, ejection after the failure limit, probing after
+// the retry interval, fail-fast and failover policies, multi-get with a server
+// down, and clones hammering one locator from several threads.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+namespace {
+
+using memshard::ClientOptions;
+using memshard::Errc;
+using memshard::FailurePolicy;
+using memshard::Server;
+using memshard::testing::MemcachedServer;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kConnectTimeout{300};
+constexpr milliseconds kIoTimeout{300};
+constexpr milliseconds kRetryInterval{400};
+// What a call may take beyond its timeouts: scheduling on a loaded (or
+// sanitized) test machine.
+constexpr milliseconds kSlack{700};
+
+auto options(FailurePolicy policy) -> ClientOptions {
+  ClientOptions out;
+  out.connect_timeout = kConnectTimeout;
+  out.io_timeout = kIoTimeout;
+  out.retry_interval = kRetryInterval;
+  out.failure_limit = 2;
+  out.policy = policy;
+  return out;
+}
+
+// Four servers of its own for each test: the tests kill and stop them.
+class FailureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 4; ++i) {
+      servers_.emplace_back();
+    }
+  }
+
+  auto list() const -> std::vector<Server> {
+    std::vector<Server> out;
+    for (const auto& server : servers_) {
+      out.push_back(memshard::parse_server(server.spec()));
+    }
+    return out;
+  }
+
+  auto holds(std::size_t server, std::string_view key) const -> bool {
+    return servers_[server].command("get " + std::string(key)).starts_with("VALUE ");
+  }
+
+  // `count` keys whose server is `server`.
+  template <class Client>
+  static auto keys_on(const Client& client, std::size_t server, int count)
+      -> std::vector<std::string> {
+    std::vector<std::string> keys;
+    for (int i = 0; static_cast<int>(keys.size()) < count; ++i) {
+      std::string key = "key:" + std::to_string(i);
+      if (client.server_index_for(key) == server) {
+        keys.push_back(std::move(key));
+      }
+    }
+    return keys;
+  }
+
+  std::vector<MemcachedServer> servers_;
+};
+
+// Whether every thread of `pid` is stopped (state T in /proc).
+auto all_threads_stopped(pid_t pid) -> bool {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  bool any = false;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) {
+      return false;
+    }
+    const char state = line[close + 2];
+    if (state != 'T' && state != 't') {
+      return false;
+    }
+    any = true;
+  }
+  return any && !error;
+}
+
+// Stops a server (SIGSTOP), waits until all its threads are stopped, and
+// resumes it however the test ends.
+class StoppedProcess {
+ public:
+  explicit StoppedProcess(pid_t pid) : pid_(pid) {
+    ::kill(pid_, SIGSTOP);
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (!all_threads_stopped(pid_) && Clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+  }
+  StoppedProcess(const StoppedProcess&) = delete;
+  auto operator=(const StoppedProcess&) -> StoppedProcess& = delete;
+  ~StoppedProcess() { ::kill(pid_, SIGCONT); }
+
+ private:
+  pid_t pid_;
+};
+
+template <class F>
+auto timed(F&& call) -> milliseconds {
+  const auto start = Clock::now();
+  call();
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+}
+
+// Polls `condition` until it holds or `limit` passes.
+template <class F>
+auto eventually(F&& condition, milliseconds limit) -> bool {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return condition();
+}
+
+template <class L>
+class FailurePolicyTest : public FailureTest {};
+
+using Locators = ::testing::Types<memshard::KetamaLocator<memshard::Md5>,
+                                  memshard::ModuloLocator<memshard::Crc32>>;
+TYPED_TEST_SUITE(FailurePolicyTest, Locators);
+
+TYPED_TEST(FailurePolicyTest, FailFastEjectsADeadServerAndMovesNothing) {
+  memshard::ShardedClient<TypeParam> client(this->list(), options(FailurePolicy::kFailFast));
+  std::vector<std::string> all;
+  for (std::size_t s = 0; s < 4; ++s) {
+    for (const auto& key : this->keys_on(client, s, 10)) {
+      ASSERT_TRUE(client.set(key, "v:" + key).ok());
+      all.push_back(key);
+    }
+  }
+  const auto dead_keys = this->keys_on(client, 1, 10);
+  const std::uint64_t operations_before = client.stats()[1].operations;
+  this->servers_[1].stop();
+
+  // Failures up to the limit reach the wire and fail; then the server is
+  // ejected and its keys fail at once. No call blocks past its timeouts.
+  std::vector<Errc> codes;
+  for (const auto& key : dead_keys) {
+    const auto elapsed = timed([&] { codes.push_back(client.get(key).code()); });
+    EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack) << key;
+  }
+  EXPECT_EQ(codes[0], Errc::kConnectionFailure);
+  EXPECT_EQ(codes[1], Errc::kConnectionFailure);
+  for (std::size_t i = 2; i < codes.size(); ++i) {
+    EXPECT_EQ(codes[i], Errc::kServerEjected) << i;
+  }
+  EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kServerEjected);
+  const auto stats = client.stats();
+  EXPECT_TRUE(stats[1].ejected);
+  EXPECT_EQ(stats[1].ejections, 1U);
+  EXPECT_EQ(stats[1].errors, 2U);
+  EXPECT_EQ(stats[1].operations - operations_before, 2U);  // ejected calls send nothing
+
+  // Keys of the other servers are where they were, with their values.
+  for (const auto& key : all) {
+    if (client.server_index_for(key) == 1) {
+      continue;
+    }
+    const auto got = client.get(key);
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status();
+    ASSERT_TRUE(got.value().has_value()) << key;
+    EXPECT_EQ(got.value()->value, "v:" + key);
+  }
+}
+
+TYPED_TEST(FailurePolicyTest, AProbeAfterTheRetryIntervalBringsTheServerBack) {
+  memshard::ShardedClient<TypeParam> client(this->list(), options(FailurePolicy::kFailFast));
+  const auto keys = this->keys_on(client, 2, 3);
+  this->servers_[2].stop();
+  while (client.get(keys[0]).code() != Errc::kServerEjected) {
+  }
+  // Still dead after the interval: one probe fails and ejects it again.
+  ASSERT_TRUE(eventually([&] { return client.get(keys[0]).code() == Errc::kConnectionFailure; },
+                         kRetryInterval * 10));
+  EXPECT_EQ(client.get(keys[0]).code(), Errc::kServerEjected);
+  EXPECT_EQ(client.stats()[2].ejections, 1U);  // one ejection that lasted
+
+  this->servers_[2].restart();
+  ASSERT_TRUE(eventually([&] { return client.set(keys[1], "back").ok(); }, kRetryInterval * 10));
+  EXPECT_TRUE(this->holds(2, keys[1]));
+  EXPECT_FALSE(client.stats()[2].ejected);
+  EXPECT_EQ(client.get(keys[1]).value()->value, "back");
+}
+
+TYPED_TEST(FailurePolicyTest, FailoverSendsOnlyTheDeadServersKeysElsewhereAndBack) {
+  memshard::ShardedClient<TypeParam> client(this->list(), options(FailurePolicy::kFailover));
+  const auto dead_keys = this->keys_on(client, 3, 20);
+  std::vector<std::string> healthy_keys;
+  for (std::size_t s = 0; s < 3; ++s) {
+    for (const auto& key : this->keys_on(client, s, 10)) {
+      ASSERT_TRUE(client.set(key, "stays").ok());
+      healthy_keys.push_back(key);
+    }
+  }
+  this->servers_[3].stop();
+  // The first calls find the server dead; after the limit, its keys fail over.
+  EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kConnectionFailure);
+  EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kConnectionFailure);
+  const std::vector<std::uint8_t> avoid = {0, 0, 0, 1};
+  for (const auto& key : dead_keys) {
+    ASSERT_TRUE(client.set(key, "moved").ok()) << key;
+    const std::size_t next = client.locator()->locate_avoiding(key, avoid);
+    ASSERT_NE(next, 3U);
+    EXPECT_TRUE(this->holds(next, key)) << key << " not on server " << next;
+    EXPECT_EQ(client.get(key).value()->value, "moved");
+  }
+  // Ejection never moves a key of a healthy server.
+  for (const auto& key : healthy_keys) {
+    const std::size_t owner = client.server_index_for(key);
+    EXPECT_TRUE(this->holds(owner, key)) << key;
+    EXPECT_EQ(client.get(key).value()->value, "stays");
+  }
+  // When it returns, its keys come back to it.
+  this->servers_[3].restart();
+  ASSERT_TRUE(eventually(
+      [&] { return client.set(dead_keys[0], "home").ok() && this->holds(3, dead_keys[0]); },
+      kRetryInterval * 10));
+  for (const auto& key : dead_keys) {
+    ASSERT_TRUE(client.set(key, "home").ok());
+    EXPECT_TRUE(this->holds(3, key)) << key;
+  }
+}
+
+TYPED_TEST(FailurePolicyTest, MultiGetWithAServerDownReturnsTheRestAndPerKeyErrors) {
+  memshard::ShardedClient<TypeParam> client(this->list(), options(FailurePolicy::kFailFast));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    keys.push_back("m:" + std::to_string(i));
+    ASSERT_TRUE(client.set(keys.back(), "v" + std::to_string(i)).ok());
+  }
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  this->servers_[0].stop();
+  for (int round = 0; round < 3; ++round) {  // failing, failing, ejected
+    memshard::MultiGetResult result;
+    const auto elapsed = timed([&] { result = client.get_multi(views); });
+    EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack);
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (client.server_index_for(keys[i]) == 0) {
+        EXPECT_FALSE(result.statuses[i].ok()) << keys[i];
+        EXPECT_EQ(result.statuses[i].code(),
+                  round < 2 ? Errc::kConnectionFailure : Errc::kServerEjected);
+        EXPECT_FALSE(result.items[i].has_value());
+        ++failed;
+      } else {
+        ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
+        ASSERT_TRUE(result.items[i].has_value()) << keys[i];
+        EXPECT_EQ(result.items[i]->value, "v" + std::to_string(i));
+      }
+    }
+    EXPECT_GT(failed, 0U);
+    EXPECT_EQ(result.failures(), failed);
+    EXPECT_EQ(result.hits(), keys.size() - failed);
+  }
+}
+
+TEST_F(FailureTest, AHungServerTimesOutWithinTheBound) {
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list(), options(FailurePolicy::kFailFast));
+  const auto keys = keys_on(client, 0, 4);
+  ASSERT_TRUE(client.set(keys[0], "warm").ok());  // an open connection
+  const StoppedProcess stopped(servers_[0].pid());
+  ASSERT_TRUE(all_threads_stopped(servers_[0].pid()));
+  for (int i = 0; i < 2; ++i) {
+    Errc code = Errc::kOk;
+    const auto elapsed =
+        timed([&] { code = client.get(keys[static_cast<std::size_t>(i)]).code(); });
+    EXPECT_EQ(code, Errc::kTimeout) << i;
+    EXPECT_GE(elapsed, kIoTimeout - milliseconds(50)) << "it did not wait for the server";
+    EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack);
+  }
+  const auto elapsed = timed([&] { EXPECT_EQ(client.get(keys[2]).code(), Errc::kServerEjected); });
+  EXPECT_LE(elapsed, milliseconds(50));
+  // The other servers answer as usual meanwhile.
+  const auto other = keys_on(client, 1, 1)[0];
+  EXPECT_TRUE(client.set(other, "fine").ok());
+}
+
+TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list());
+  constexpr int kThreads = 4;
+  constexpr int kKeys = 300;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&failures, t, worker = client.clone()]() mutable {
+      for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < kKeys; ++i) {
+          const std::string key = "t" + std::to_string(t) + ":" + std::to_string(i);
+          const std::string value = key + "#" + std::to_string(round);
+          if (!worker.set(key, value).ok()) {
+            ++failures;
+          }
+          const auto got = worker.get(key);
+          if (!got.ok() || !got.value() || got.value()->value != value) {
+            ++failures;
+          }
+        }
+        std::vector<std::string> keys;
+        for (int i = 0; i < 50; ++i) {
+          keys.push_back("t" + std::to_string(t) + ":" + std::to_string(i));
+        }
+        const std::vector<std::string_view> views(keys.begin(), keys.end());
+        if (worker.get_multi(views).hits() != keys.size()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  // Counters are readable while the clones work.
+  std::uint64_t seen = 0;
+  for (int i = 0; i < 50; ++i) {
+    std::uint64_t operations = 0;
+    for (const auto& entry : client.stats()) {
+      operations += entry.operations;
+    }
+    EXPECT_GE(operations, seen);
+    seen = operations;
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  std::uint64_t operations = 0;
+  for (const auto& entry : client.stats()) {
+    operations += entry.operations;
+  }
+  // set + get per key and round, and one request per server per multi-get.
+  EXPECT_GE(operations, static_cast<std::uint64_t>(kThreads * 3 * kKeys * 2));
+}
+
+}  // namespace
