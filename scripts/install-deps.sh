@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
-  libbenchmark-dev "$@")
+  libbenchmark-dev libsqlite3-dev "$@")
 
 missing=()
 for package in "${packages[@]}"; do

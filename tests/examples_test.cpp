@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+// examples_test.cpp: runs the example programs as child processes against two real memcached
+// servers, and checks how they exit, what they print, and what they leave on the servers (asked
+// directly over the text protocol). memshard-cache-aside is tested only when it was built.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+extern char** environ;  // NOLINT: the POSIX environment, passed on to the child
+
+namespace {
+
+using memshard::testing::MemcachedServer;
+using Clock = std::chrono::steady_clock;
+
+/// kRunTimeout: how long one run of an example may take before it counts as hung.
+constexpr std::chrono::seconds kRunTimeout{120};
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what + ": " + std::generic_category().message(errno));
+}
+
+/// Fd: owns one file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {
+    if (fd_ < 0) {
+      fail("cannot open a descriptor");
+    }
+  }
+  Fd(const Fd&) = delete;
+  auto operator=(const Fd&) -> Fd& = delete;
+  Fd(Fd&&) = delete;
+  auto operator=(Fd&&) -> Fd& = delete;
+  ~Fd() { ::close(fd_); }
+
+  [[nodiscard]] auto get() const noexcept -> int { return fd_; }
+
+  /// contents: everything written to the file.
+  [[nodiscard]] auto contents() const -> std::string {
+    struct stat info {};
+    if (::fstat(fd_, &info) != 0) {
+      fail("fstat");
+    }
+    std::string text(static_cast<std::size_t>(info.st_size), '\0');
+    const ssize_t n = ::pread(fd_, text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return text;
+  }
+
+ private:
+  int fd_;
+};
+
+/// RunResult: what one run of a program did.
+struct RunResult {
+  int status = -1;  ///< exit status, or 128 + the signal that ended it
+  std::string out;
+  std::string err;
+};
+
+auto operator<<(std::ostream& os, const RunResult& run) -> std::ostream& {
+  return os << "exit status " << run.status << "\n--- stdout:\n"
+            << run.out << "--- stderr:\n"
+            << run.err;
+}
+
+/// run: runs `program` with `args` (stdin /dev/null), waits at most kRunTimeout (then kills it
+/// and throws), and returns its exit status and output.
+auto run(const std::string& program, std::vector<std::string> args) -> RunResult {
+  const Fd out(::memfd_create("stdout", MFD_CLOEXEC));
+  const Fd err(::memfd_create("stderr", MFD_CLOEXEC));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.get(), STDERR_FILENO);
+  std::vector<char*> argv = {const_cast<char*>(program.c_str())};
+  for (std::string& arg : args) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    errno = spawned;
+    fail("cannot start " + program);
+  }
+  // A pidfd turns readable when the child exits: poll() waits for that or the deadline. (The
+  // system call directly: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.) The child stays
+  // a zombie until waitpid, so the pidfd refers to it even if it has already exited.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
+  if (pidfd < 0) {
+    const int error = errno;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    errno = error;
+    fail("pidfd_open");
+  }
+  const Fd exited(pidfd);
+  const auto deadline = Clock::now() + kRunTimeout;
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd entry{exited.get(), POLLIN, 0};
+    const int ready = ::poll(&entry, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+    if (ready > 0) {
+      break;
+    }
+    if (ready == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      throw std::runtime_error(program + " did not finish within " +
+                               std::to_string(kRunTimeout.count()) + " s; its output so far:\n" +
+                               out.contents() + err.contents());
+    }
+    if (errno != EINTR) {
+      fail("poll");
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      fail("waitpid");
+    }
+  }
+  RunResult result;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = out.contents();
+  result.err = err.contents();
+  return result;
+}
+
+auto lines_of(std::string_view text) -> std::vector<std::string> {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    lines.emplace_back(text.substr(0, newline));
+    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+  }
+  return lines;
+}
+
+/// Fleet: the two servers shared by a suite. Before every test, a stopped server is started
+/// again and both are emptied.
+class Fleet : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kServers = 2;
+
+  static void SetUpTestSuite() {
+    servers_ = new std::vector<MemcachedServer>();
+    for (std::size_t i = 0; i < kServers; ++i) {
+      servers_->emplace_back();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete servers_;
+    servers_ = nullptr;
+  }
+  void SetUp() override {
+    for (MemcachedServer& server : *servers_) {
+      if (!server.running()) {
+        server.restart();
+      }
+      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
+    }
+  }
+
+  static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
+  /// specs: "127.0.0.1:port" of every server, the example's arguments.
+  static auto specs() -> std::vector<std::string> {
+    std::vector<std::string> out;
+    for (const MemcachedServer& server : *servers_) {
+      out.push_back(server.spec());
+    }
+    return out;
+  }
+  /// index_of: the server whose spec is `endpoint`.
+  static auto index_of(std::string_view endpoint) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < kServers; ++i) {
+      if (server(i).spec() == endpoint) {
+        return i;
+      }
+    }
+    return std::nullopt;
+  }
+  /// stored: the value server `i` holds for `key`, asked directly, or nothing.
+  static auto stored(std::size_t i, const std::string& key) -> std::optional<std::string> {
+    const std::string reply = server(i).command("get " + key);
+    if (reply == "END\r\n") {
+      return std::nullopt;
+    }
+    const std::string header = "VALUE " + key + " ";
+    EXPECT_TRUE(reply.starts_with(header)) << reply;
+    const auto data = reply.find("\r\n") + 2;
+    const auto end = reply.rfind("\r\nEND\r\n");
+    return reply.substr(data, end - data);
+  }
+  /// placement: the libmemcached-ketama-weighted ring over the servers, as the examples use.
+  static auto placement() -> memshard::KetamaLocator<memshard::Md5> {
+    std::string list;
+    for (const std::string& spec : specs()) {
+      list.append(spec).append(" ");
+    }
+    return memshard::profiles::libmemcached_ketama_weighted(memshard::parse_servers(list));
+  }
+
+ private:
+  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+};
+
+// ---- memshard-quick-start ---------------------------------------------------------------------
+
+constexpr const char* kQuickStart = MEMSHARD_QUICK_START_PATH;
+
+/// QuickStartLine: one line of memshard-quick-start's output, `key -> endpoint value`.
+struct QuickStartLine {
+  std::string key;
+  std::string endpoint;
+  std::optional<std::string> value;  ///< empty for "(miss)"
+};
+
+auto parse_quick_start(std::string_view out) -> std::vector<QuickStartLine> {
+  std::vector<QuickStartLine> parsed;
+  for (const std::string& line : lines_of(out)) {
+    const auto arrow = line.find(" -> ");
+    const auto space = line.find(' ', arrow + 4);
+    if (arrow == std::string::npos || space == std::string::npos) {
+      ADD_FAILURE() << "unexpected line: " << line;
+      continue;
+    }
+    QuickStartLine entry{line.substr(0, arrow), line.substr(arrow + 4, space - arrow - 4), {}};
+    const std::string value = line.substr(space + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      entry.value = value.substr(1, value.size() - 2);
+    } else if (value != "(miss)") {
+      ADD_FAILURE() << "unexpected value in line: " << line;
+    }
+    parsed.push_back(std::move(entry));
+  }
+  return parsed;
+}
+
+using QuickStartExample = Fleet;
+
+TEST_F(QuickStartExample, StoresEveryKeyOnTheServerItPrints) {
+  const RunResult result = run(kQuickStart, specs());
+  ASSERT_EQ(result.status, 0) << result;
+  EXPECT_EQ(result.err, "") << result;
+  const std::vector<QuickStartLine> lines = parse_quick_start(result.out);
+  ASSERT_EQ(lines.size(), 5U) << result;
+  const auto ring = placement();
+  std::size_t hits = 0;
+  for (const QuickStartLine& line : lines) {
+    const std::optional<std::size_t> owner = index_of(line.endpoint);
+    ASSERT_TRUE(owner.has_value()) << line.endpoint << " is not one of the servers\n" << result;
+    EXPECT_EQ(*owner, ring.locate(line.key)) << line.key << " is not where the ring puts it";
+    for (std::size_t i = 0; i < kServers; ++i) {
+      // The value read back is the one on the printed server, and no other server has the key.
+      EXPECT_EQ(stored(i, line.key), i == *owner ? line.value : std::nullopt)
+          << line.key << " on server " << i;
+    }
+    hits += line.value.has_value() ? 1U : 0U;
+  }
+  EXPECT_EQ(hits, 4U) << result;
+  EXPECT_EQ(lines.back().key, "no-such-key");
+  EXPECT_FALSE(lines.back().value.has_value()) << result;
+}
+
+TEST_F(QuickStartExample, ReportsFailuresOfADeadServerAndExitsNonZero) {
+  const RunResult healthy = run(kQuickStart, specs());
+  ASSERT_EQ(healthy.status, 0) << healthy;
+  const std::vector<QuickStartLine> lines = parse_quick_start(healthy.out);
+  ASSERT_FALSE(lines.empty()) << healthy;
+  const std::string dead = lines.front().endpoint;  // holds at least one key
+  const std::optional<std::size_t> index = index_of(dead);
+  ASSERT_TRUE(index.has_value()) << healthy;
+  server(*index).stop();
+
+  const RunResult result = run(kQuickStart, specs());
+  EXPECT_EQ(result.status, 1) << result;
+  EXPECT_NE(result.err.find(dead), std::string::npos) << result;
+  EXPECT_NE(result.err.find("connection_failure"), std::string::npos) << result;
+  for (const QuickStartLine& line : parse_quick_start(result.out)) {
+    EXPECT_NE(line.endpoint, dead) << "a key of the dead server was printed as read\n" << result;
+  }
+}
+
+TEST_F(QuickStartExample, RefusesABadServerList) {
+  const RunResult result = run(kQuickStart, {"127.0.0.1:not-a-port"});
+  EXPECT_EQ(result.status, 2) << result;
+  EXPECT_NE(result.err.find("memshard: "), std::string::npos) << result;
+  EXPECT_EQ(result.out, "") << result;
+}
+
+// ---- memshard-cache-aside ---------------------------------------------------------------------
+
+#ifdef MEMSHARD_CACHE_ASIDE_PATH
+constexpr const char* kCacheAside = MEMSHARD_CACHE_ASIDE_PATH;
+#else
+constexpr const char* kCacheAside = nullptr;
+#endif
+
+/// Summary: memshard-cache-aside's counters, read from its `name: number` lines.
+struct Summary {
+  std::map<std::string, std::uint64_t, std::less<>> counters;
+  std::string hit_rate;
+
+  [[nodiscard]] auto operator[](std::string_view name) const -> std::uint64_t {
+    const auto found = counters.find(name);
+    if (found == counters.end()) {
+      ADD_FAILURE() << "no '" << name << "' line in the summary";
+      return 0;
+    }
+    return found->second;
+  }
+};
+
+auto parse_summary(std::string_view out) -> Summary {
+  Summary summary;
+  for (const std::string& line : lines_of(out)) {
+    const auto colon = line.find(": ");
+    if (colon == std::string::npos || line.starts_with("server ")) {
+      continue;
+    }
+    const std::string name = line.substr(0, colon);
+    const std::string value = line.substr(colon + 2);
+    if (name == "hit rate") {
+      summary.hit_rate = value;
+      continue;
+    }
+    std::uint64_t number = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (error == std::errc{} && end == value.data() + value.size()) {
+      summary.counters.emplace(name, number);
+    }
+  }
+  return summary;
+}
+
+/// hit_rate: the "hit rate: 61.7%" line's number.
+auto hit_rate(const Summary& summary) -> double {
+  if (!summary.hit_rate.ends_with('%')) {
+    ADD_FAILURE() << "hit rate '" << summary.hit_rate << "' is not a percentage";
+    return -1;
+  }
+  return std::stod(summary.hit_rate.substr(0, summary.hit_rate.size() - 1));
+}
+
+/// items: the number of items server `i` holds.
+auto items(std::size_t i, const MemcachedServer& server) -> std::uint64_t {
+  const std::string reply = server.command("stats");
+  const std::string label = "STAT curr_items ";
+  const auto at = reply.find(label);
+  EXPECT_NE(at, std::string::npos) << "server " << i << ": " << reply;
+  std::uint64_t count = 0;
+  if (at != std::string::npos) {
+    const char* begin = reply.data() + at + label.size();
+    std::from_chars(begin, reply.data() + reply.size(), count);
+  }
+  return count;
+}
+
+/// sql_key: the cache key the example documents: "sql:" + hex MD5 of the query text.
+auto sql_key(std::string_view sql) -> std::string {
+  std::string key = "sql:";
+  for (const unsigned char byte : memshard::Md5::digest(sql)) {
+    static constexpr std::string_view kHex = "0123456789abcdef";
+    key += kHex[byte >> 4U];
+    key += kHex[byte & 0xFU];
+  }
+  return key;
+}
+
+class CacheAsideExample : public Fleet {
+ protected:
+  void SetUp() override {
+    if (kCacheAside == nullptr) {
+      GTEST_SKIP() << "memshard-cache-aside was not built (SQLite3 not found)";
+    }
+    Fleet::SetUp();
+  }
+};
+
+TEST_F(CacheAsideExample, CachesQueriesAndEveryCachedAnswerIsRight) {
+  const RunResult result = run(kCacheAside, specs());
+  ASSERT_EQ(result.status, 0) << result;
+  EXPECT_EQ(result.err, "") << result;
+  const Summary summary = parse_summary(result.out);
+  EXPECT_EQ(summary["queries"], 2000U) << result;
+  EXPECT_GT(summary["hits"], 0U) << result;
+  EXPECT_GT(summary["misses"], 0U) << result;
+  EXPECT_EQ(summary["hits"] + summary["misses"], 2000U) << result;
+  EXPECT_EQ(summary["misses"], summary["database queries"]) << result;
+  EXPECT_EQ(summary["get errors"], 0U) << result;
+  EXPECT_EQ(summary["add errors"], 0U) << result;
+  EXPECT_EQ(summary["wrong answers"], 0U) << result;
+  EXPECT_NEAR(hit_rate(summary), static_cast<double>(summary["hits"]) / 20.0, 0.051) << result;
+
+  // On empty servers every miss added one new key, spread over both servers.
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < kServers; ++i) {
+    const std::uint64_t held = items(i, server(i));
+    EXPECT_GT(held, 0U) << "server " << i << " holds nothing";
+    total += held;
+  }
+  EXPECT_EQ(total, summary["misses"]);
+
+  // The most popular query is cached, under its documented key, on the server the ring names.
+  const std::string key =
+      sql_key("SELECT id, name, category, price_cents, stock FROM products WHERE id = 1");
+  const std::size_t owner = placement().locate(key);
+  const std::optional<std::string> rows = stored(owner, key);
+  ASSERT_TRUE(rows.has_value()) << key << " is not on server " << owner;
+  EXPECT_TRUE(rows->starts_with("1\tproduct 1 ")) << *rows;
+  EXPECT_EQ(stored(1 - owner, key), std::nullopt);
+}
+
+TEST_F(CacheAsideExample, ASecondRunOnWarmServersHitsMore) {
+  const RunResult cold = run(kCacheAside, specs());
+  ASSERT_EQ(cold.status, 0) << cold;
+  const RunResult warm = run(kCacheAside, specs());
+  ASSERT_EQ(warm.status, 0) << warm;
+  const Summary first = parse_summary(cold.out);
+  const Summary second = parse_summary(warm.out);
+  EXPECT_GT(second["hits"], first["hits"]) << cold << warm;
+  EXPECT_LT(second["misses"], first["misses"]) << cold << warm;
+  EXPECT_EQ(second["misses"], second["database queries"]) << warm;
+  EXPECT_EQ(second["wrong answers"], 0U) << warm;
+}
+
+TEST_F(CacheAsideExample, WithAServerDownTheDatabaseAnswersAndTheFailuresAreReported) {
+  server(1).stop();
+  const RunResult result = run(kCacheAside, specs());
+  ASSERT_EQ(result.status, 0) << result;
+  const Summary summary = parse_summary(result.out);
+  EXPECT_EQ(summary["queries"], 2000U) << result;
+  EXPECT_EQ(summary["wrong answers"], 0U) << result;
+  EXPECT_GT(summary["get errors"], 0U) << result;
+  EXPECT_GT(summary["hits"], 0U) << "the live server should still serve its keys\n" << result;
+  EXPECT_EQ(summary["hits"] + summary["misses"] + summary["get errors"], 2000U) << result;
+  EXPECT_EQ(summary["database queries"], summary["misses"] + summary["get errors"]) << result;
+  EXPECT_NE(result.err.find("cache error: "), std::string::npos) << result;
+  EXPECT_NE(result.err.find(server(1).spec()), std::string::npos) << result;
+  EXPECT_NE(result.out.find("server " + server(1).spec() + ": "), std::string::npos) << result;
+}
+
+TEST_F(CacheAsideExample, RefusesBadArguments) {
+  const RunResult bad_count = run(kCacheAside, {"--queries", "many"});
+  EXPECT_EQ(bad_count.status, 2) << bad_count;
+  EXPECT_NE(bad_count.err.find("usage: "), std::string::npos) << bad_count;
+  const RunResult bad_server = run(kCacheAside, {"127.0.0.1:0"});
+  EXPECT_EQ(bad_server.status, 2) << bad_server;
+  EXPECT_NE(bad_server.err.find("memshard: "), std::string::npos) << bad_server;
+}
+
+TEST_F(CacheAsideExample, RunsTheNumberOfQueriesAsked) {
+  std::vector<std::string> args = specs();
+  args.insert(args.begin(), {"--queries", "50"});
+  const RunResult result = run(kCacheAside, args);
+  ASSERT_EQ(result.status, 0) << result;
+  EXPECT_EQ(parse_summary(result.out)["queries"], 50U) << result;
+}
+
+}  // namespace
