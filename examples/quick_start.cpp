@@ -10,7 +10,6 @@
 
 #include <array>
 #include <iostream>
-#include <memory>
 #include <memshard/memshard.hpp>
 #include <string>
 #include <string_view>
@@ -21,9 +20,7 @@ auto main(int argc, char** argv) -> int try {
     list.append(argv[i]).append(" ");  // host:port[:weight[:name]]
   }
   const auto servers = memshard::parse_servers(list);
-  auto ring = std::make_shared<const memshard::KetamaLocator<memshard::Md5>>(
-      memshard::profiles::libmemcached_ketama_weighted(servers));
-  memshard::ShardedClient client(servers, ring);
+  auto client = memshard::make_client("libmemcached-ketama-weighted", servers);
 
   int failures = 0;
   auto report = [&failures](std::string_view key, const memshard::Status& status) {

@@ -169,14 +169,25 @@ TYPED_TEST(FailurePolicyTest, FailFastEjectsADeadServerAndMovesNothing) {
 
   // Failures up to the limit reach the wire and fail; then the server is
   // ejected and its keys fail at once. No call blocks past its timeouts.
+  // The first failure says which server and why, in plain words.
+  const auto first = client.set(dead_keys[0], "x");
+  EXPECT_EQ(first.code(), Errc::kConnectionFailure);
+  EXPECT_EQ(first.server(), 1U);
+  // (the broken open connection; a new one would add "(Connection refused)")
+  EXPECT_TRUE(
+      first.detail().starts_with("set on " + this->servers_[1].spec() + ": CONNECTION FAILURE"))
+      << first.detail();
+  EXPECT_EQ(first.detail().find(".cc:"), std::string::npos) << first.detail();
+  EXPECT_EQ(client.stats()[1].consecutive_failures, 1U);
+  EXPECT_FALSE(client.stats()[1].ejected);
   std::vector<Errc> codes;
   for (const auto& key : dead_keys) {
     const auto elapsed = timed([&] { codes.push_back(client.get(key).code()); });
     EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack) << key;
   }
-  EXPECT_EQ(codes[0], Errc::kConnectionFailure);
-  EXPECT_EQ(codes[1], Errc::kConnectionFailure);
-  for (std::size_t i = 2; i < codes.size(); ++i) {
+  ASSERT_EQ(codes.size(), 10U);
+  EXPECT_EQ(codes[0], Errc::kConnectionFailure);  // the second failure: the limit
+  for (std::size_t i = 1; i < codes.size(); ++i) {
     EXPECT_EQ(codes[i], Errc::kServerEjected) << i;
   }
   EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kServerEjected);
@@ -185,6 +196,7 @@ TYPED_TEST(FailurePolicyTest, FailFastEjectsADeadServerAndMovesNothing) {
   EXPECT_EQ(stats[1].ejections, 1U);
   EXPECT_EQ(stats[1].errors, 2U);
   EXPECT_EQ(stats[1].operations - operations_before, 2U);  // ejected calls send nothing
+  EXPECT_EQ(stats[1].refused, 10U);                        // 9 gets and the set
 
   // Keys of the other servers are where they were, with their values.
   for (const auto& key : all) {
@@ -232,6 +244,7 @@ TYPED_TEST(FailurePolicyTest, FailoverSendsOnlyTheDeadServersKeysElsewhereAndBac
   EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kConnectionFailure);
   EXPECT_EQ(client.set(dead_keys[0], "x").code(), Errc::kConnectionFailure);
   const std::vector<std::uint8_t> avoid = {0, 0, 0, 1};
+  const std::uint64_t redirected_before = client.stats()[3].redirected;
   for (const auto& key : dead_keys) {
     ASSERT_TRUE(client.set(key, "moved").ok()) << key;
     const std::size_t next = client.locator()->locate_avoiding(key, avoid);
@@ -239,6 +252,8 @@ TYPED_TEST(FailurePolicyTest, FailoverSendsOnlyTheDeadServersKeysElsewhereAndBac
     EXPECT_TRUE(this->holds(next, key)) << key << " not on server " << next;
     EXPECT_EQ(client.get(key).value()->value, "moved");
   }
+  EXPECT_EQ(client.stats()[3].redirected - redirected_before, 2 * dead_keys.size());
+  EXPECT_EQ(client.stats()[3].refused, 0U);
   // Ejection never moves a key of a healthy server.
   for (const auto& key : healthy_keys) {
     const std::size_t owner = client.server_index_for(key);

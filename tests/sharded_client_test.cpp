@@ -386,6 +386,30 @@ TYPED_TEST(ShardedClientTest, ReconfigureMovesToTheNewPlacementOrKeepsTheOld) {
   }
 }
 
+TYPED_TEST(ShardedClientTest, MakeClientKeepsItsProfileAcrossReconfiguration) {
+  // libmemcached-ketama: 100 one_at_a_time points per server, not the md5 ring.
+  auto servers = Fleet::list();
+  std::vector<Server> three(servers.begin(), servers.begin() + 3);
+  ClientOptions options;
+  options.protocol = TypeParam::protocol;
+  auto client = memshard::make_client("libmemcached-ketama", three, {}, options);
+  auto check_placement = [&](const std::vector<Server>& list) {
+    const auto expected = memshard::make_locator("libmemcached-ketama", list);
+    for (int i = 0; i < 200; ++i) {
+      const std::string key = "profile:" + std::to_string(i);
+      ASSERT_EQ(client.server_index_for(key), expected.locate(key)) << key;
+    }
+    const std::string key = "profile:stored";
+    ASSERT_TRUE(client.set(key, "v").ok());
+    EXPECT_TRUE(
+        Fleet::holds(client.server_index_for(key) == 3 ? 3 : client.server_index_for(key), key));
+  };
+  check_placement(three);
+  client.reconfigure(servers);
+  check_placement(servers);
+  EXPECT_THROW((void)memshard::make_client("no-such-profile", three), ConfigError);
+}
+
 // ---- construction -------------------------------------------------------------
 
 using KetamaClient = memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>>;
@@ -423,6 +447,20 @@ TEST(ShardedClientConstructionTest, ConfigurationMistakesThrow) {
       memshard::ShardedClient<FirstServer>(two, std::make_shared<const FirstServer>(), options),
       ConfigError);
   EXPECT_NO_THROW(KetamaClient(two, options));
+}
+
+TEST(ShardedClientConstructionTest, AnExplicitLocatorNeedsAnExplicitReplacement) {
+  // The client cannot know how a given locator was configured, so it does not
+  // guess one for a new server list.
+  const auto two = memshard::parse_servers("127.0.0.1:1,127.0.0.1:2");
+  const auto three = memshard::parse_servers("127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
+  memshard::ShardedClient client(two, memshard::profiles::libmemcached_ketama(two));
+  EXPECT_THROW(client.reconfigure(three), ConfigError);
+  EXPECT_EQ(client.servers().size(), 2U);
+  client.reconfigure(three, std::make_shared<const memshard::KetamaLocator<memshard::OneAtATime>>(
+                                memshard::profiles::libmemcached_ketama(three)));
+  EXPECT_EQ(client.servers().size(), 3U);
+  EXPECT_EQ(client.locator()->points().size(), 300U);
 }
 
 TEST(ExpiryTest, LongDurationsBecomeAbsoluteTimes) {

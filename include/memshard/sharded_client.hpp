@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/key.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/profiles.hpp"
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
 
@@ -47,6 +49,12 @@ struct ServerStats {
   std::uint64_t misses = 0;      ///< keys not found by get / get_multi
   std::uint64_t errors = 0;      ///< failed requests (timeouts, connection and server errors)
   std::uint64_t ejections = 0;   ///< times the server was ejected
+  /// Requests for its keys refused without reaching the wire while it was
+  /// ejected (FailurePolicy::kFailFast).
+  std::uint64_t refused = 0;
+  /// Requests for its keys sent to another server while it was ejected
+  /// (FailurePolicy::kFailover).
+  std::uint64_t redirected = 0;
   std::uint32_t consecutive_failures = 0;
   bool ejected = false;  ///< ejected now (a probe may be due)
 };
@@ -80,6 +88,8 @@ struct ServerState {
   std::atomic<std::uint64_t> misses{0};
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> ejections{0};
+  std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> redirected{0};
   std::atomic<std::uint32_t> consecutive_failures{0};
   /// steady_clock time (ns since its epoch) until which the server is ejected;
   /// 0 when healthy.
@@ -210,7 +220,8 @@ class ShardedClient {
     install(std::move(servers), factory_);
   }
 
-  /// Uses `locator`, which must have been built for `servers`.
+  /// Uses `locator`, which must have been built for `servers` (in the same
+  /// order). reconfigure() then needs the new locator too.
   ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
                 ClientOptions options = {})
       : options_(options), registry_(std::make_shared<detail::StateRegistry>()) {
@@ -221,10 +232,13 @@ class ShardedClient {
       detail::throw_config_error("locator is null", "ShardedClient");
     }
     install(std::move(servers), [&locator](std::span<const Server>) { return locator; });
-    if constexpr (std::constructible_from<L, std::span<const Server>>) {
-      factory_ = [](std::span<const Server> list) { return std::make_shared<const L>(list); };
-    }
   }
+
+  /// Uses `locator` (by value), which must have been built for `servers`.
+  /// reconfigure() then needs the new locator too: this client cannot know
+  /// how `locator` was configured.
+  ShardedClient(std::vector<Server> servers, L locator, ClientOptions options = {})
+      : ShardedClient(std::move(servers), std::make_shared<const L>(std::move(locator)), options) {}
 
   /// Builds `L(servers)`.
   explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {}) requires
@@ -474,6 +488,8 @@ class ShardedClient {
       entry.misses = state.misses.load(std::memory_order_relaxed);
       entry.errors = state.errors.load(std::memory_order_relaxed);
       entry.ejections = state.ejections.load(std::memory_order_relaxed);
+      entry.refused = state.refused.load(std::memory_order_relaxed);
+      entry.redirected = state.redirected.load(std::memory_order_relaxed);
       entry.consecutive_failures = state.consecutive_failures.load(std::memory_order_relaxed);
       entry.ejected = state.ejected_until.load(std::memory_order_relaxed) != 0;
       out.push_back(std::move(entry));
@@ -617,10 +633,12 @@ class ShardedClient {
         }
         const std::size_t next = locator_->locate_avoiding(key, avoid_);
         if (!is_ejected(next)) {
+          states_[primary]->redirected.fetch_add(1, std::memory_order_relaxed);
           return Route{next, false, Status()};
         }
       }
     }
+    states_[primary]->refused.fetch_add(1, std::memory_order_relaxed);
     return Route{primary, false, ejected_status(primary)};
   }
 
@@ -682,8 +700,11 @@ class ShardedClient {
     if (code != Errc::kOk) {
       std::string detail(operation);
       detail.append(" on ").append(servers_[server].endpoint()).append(": ");
-      const char* text = memcached_last_error_message(handles_[server].native_handle());
-      detail.append(text != nullptr ? text : memcached_strerror(nullptr, rc));
+      detail.append(memcached_strerror(nullptr, rc));
+      const int error = memcached_last_error_errno(handles_[server].native_handle());
+      if (error != 0) {
+        detail.append(" (").append(std::generic_category().message(error)).append(")");
+      }
       status = Status(code, rc, server, std::move(detail));
     } else {
       status = Status(Errc::kOk, rc, server);
@@ -799,6 +820,26 @@ class ShardedClient {
   std::vector<detail::MemcachedHandle> handles_;
   std::vector<std::uint8_t> avoid_;  // scratch for failover routing
 };
+
+/// make_client: a client whose placement is profile `profile` (see
+/// profiles.hpp); reconfigure(servers) rebuilds the same profile for the new
+/// list. Throws ConfigError for an unknown profile or hash, an invalid list or
+/// invalid options.
+///
+/// **Example**:
+///   auto client = memshard::make_client("libmemcached-ketama-weighted",
+///                                       memshard::parse_servers("10.0.0.1,10.0.0.2"));
+[[nodiscard]] inline auto make_client(std::string_view profile, std::vector<Server> servers,
+                                      ProfileOptions profile_options = {},
+                                      ClientOptions options = {}) -> ShardedClient<AnyLocator> {
+  return ShardedClient<AnyLocator>(
+      std::move(servers),
+      ShardedClient<AnyLocator>::LocatorFactory(
+          [name = std::string(profile), profile_options](std::span<const Server> list) {
+            return std::make_shared<const AnyLocator>(make_locator(name, list, profile_options));
+          }),
+      options);
+}
 
 }  // namespace memshard
 
