@@ -3,8 +3,8 @@
 #define MEMSHARD_BENCH_SUPPORT_HPP_
 
 // bench_support.hpp: what every memshard benchmark shares: deterministic keys,
-// server lists, per-server load statistics, and an owning libmemcached handle
-// configured like a memshard profile.
+// numbers from the environment, server lists, per-server load statistics, and
+// an owning libmemcached handle configured like a memshard profile.
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -85,6 +86,24 @@ class KeySet {
   std::string bytes_;
   std::vector<std::string_view> views_;
 };
+
+/// env_count: the whole number in environment variable `name`, or `fallback`
+/// when it is unset or empty. Throws std::invalid_argument for anything else or
+/// a number below `minimum`.
+[[nodiscard]] inline auto env_count(const char* name, std::size_t fallback, std::size_t minimum)
+    -> std::size_t {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') {
+    return fallback;
+  }
+  std::size_t used = 0;
+  const unsigned long long value = std::stoull(text, &used);
+  if (used != std::string_view(text).size() || value < minimum) {
+    throw std::invalid_argument(
+        std::string(name) + " must be a whole number >= " + std::to_string(minimum) + ": " + text);
+  }
+  return static_cast<std::size_t>(value);
+}
 
 /// hash_all: `Hash{}(key)` for every key.
 template <class Hash>

@@ -3,9 +3,10 @@
 """Summarises one run of memshard's benchmarks.
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
-directory (locate.json, balance.json, resize.json, hit_rate.json, and
-callgrind/*.json + *.callgrind when instruction counts were taken), prints one
-report on stdout, and writes it to summary.txt with one CSV file per table.
+directory (locate.json, balance.json, resize.json, hit_rate.json, client.json,
+and callgrind/*.json + *.callgrind and callgrind_client/client.callgrind.<n>
+when instruction counts were taken), prints one report on stdout, and writes it
+to summary.txt with one CSV file per table.
 
 Usage: report.py RESULTS_DIR
 """
@@ -22,6 +23,9 @@ TARGET_VS_LIBMEMCACHED = 0.60  # ketama-md5-weighted at N=10 / libmemcached KETA
 TARGET_SCALING = 1.30  # ketama-md5-weighted at N=1000 / at N=10
 TARGET_SEARCH_SHARE = 0.10  # ring search alone / full md5 lookup
 TARGET_BUILD_MS = 50.0  # building a 1000-server weighted ring
+# Targets the client benchmark is held to (time ratios, ShardedClient / libmemcached).
+TARGET_CLIENT_SINGLE = 1.03  # single get / set against libmemcached on the same server
+TARGET_CLIENT_MULTI = 1.00  # get_multi of 100 keys against libmemcached's mget + fetch_result
 
 KETAMA = "ketama-md5-weighted"
 LM_KETAMA = "libmemcached:ketama-weighted"
@@ -435,6 +439,192 @@ def hit_rate_section(rep, doc):
                      "vary a little from run to run."])
 
 
+# The client benchmark's contenders of get and set: (counter prefix, label).
+CLIENT_SINGLE = [
+    ("ketama", "(a)  ShardedClient ketama-md5-weighted, keys on every server"),
+    ("modulo", "(a)  ShardedClient modulo-crc32, keys on every server"),
+    ("ketama_same", "(a') ShardedClient ketama-md5-weighted, keys on (b)'s server"),
+    ("modulo_same", "(a') ShardedClient modulo-crc32, keys on (b)'s server"),
+    ("libmemcached_all", "(c)  libmemcached KETAMA_WEIGHTED, every server in one memcached_st"),
+    ("libmemcached", "(b)  libmemcached, a memcached_st holding (b)'s server alone"),
+]
+CLIENT_MULTI = [
+    ("sharded", "ShardedClient<ketama-md5-weighted>::get_multi"),
+    ("libmemcached", "libmemcached KETAMA_WEIGHTED: memcached_mget + memcached_fetch_result"),
+]
+
+
+def client_callgrind(results_dir):
+    """{(op, contender): (instructions per call, keys per call)} from callgrind_client/."""
+    counts = {}
+    prefix = "desc: Trigger: Client Request: "
+    for path in glob.glob(os.path.join(results_dir, "callgrind_client", "client.callgrind.*")):
+        name, total = None, None
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith(prefix):
+                    name = line[len(prefix):].strip()
+                elif line.startswith("summary:"):
+                    total = int(line.split()[1])
+        if name is None or total is None or name.count("/") != 3:
+            continue
+        op, contender, calls, keys = name.split("/")
+        counts[(op, contender)] = (total / int(calls), int(keys))
+    return counts
+
+
+def client_section(rep, doc, counts):
+    """The client tables; returns [(target, met)] and writes client_targets.csv."""
+    if doc is None:
+        rep.say("ShardedClient against libmemcached: no results (client.json missing)")
+        rep.say()
+        return []
+    context = doc.get("context", {})
+    rows = {r["run_name"].split("/")[1]: r for r in rows_of(doc) if r.get("run_name", "").startswith("BM_Client/")}
+    source = context.get("memshard_client_server_source", "?")
+    version = context.get("memshard_client_memcached_version", "")
+    servers_note = (f"servers ({'started locally' if source == 'local' else source}"
+                    f"{', ' + version if version else ''}): {context.get('memshard_client_servers', '?')}; "
+                    f"(b)'s server is the first.")
+    targets = []  # judged on the ratio as printed (3 decimals)
+
+    def interval(r, prefix):
+        return f"[{r[prefix + '_lo']:.3f}, {r[prefix + '_hi']:.3f}]"
+
+    # Single get and set.
+    text_rows, csv_rows, rounds = [], [], None
+    for op in ("get", "set"):
+        r = rows.get(op)
+        if r is None:
+            continue
+        if r.get("error_occurred"):
+            text_rows.append([f"{op}: error: " + r.get("error_message", "")] + [""] * 7)
+            continue
+        rounds = int(r.get("rounds", 0))
+        for name, label in CLIENT_SINGLE:
+            if name + "_ns" not in r:
+                continue
+            us = r[name + "_ns"] / 1000
+            is_base = name == "libmemcached"
+            verdict_text, ref = "", None
+            if name.endswith("_same"):
+                ok = round(r[name + "_ratio"], 3) <= TARGET_CLIENT_SINGLE
+                verdict_text = verdict(ok)
+                targets.append((op, name, "(b)", r[name + "_ratio"], TARGET_CLIENT_SINGLE, ok))
+            elif name + "_ratio_ref" in r:
+                ref = r[name + "_ratio_ref"]
+                ok = round(ref, 3) <= TARGET_CLIENT_SINGLE
+                verdict_text = verdict(ok) + " (vs c)"
+                targets.append((op, name, "(c)", ref, TARGET_CLIENT_SINGLE, ok))
+            text_rows.append([f"{op}  {label}", str(int(r[name + "_keys"])), f"{us:.2f}", f"{1e6 / us:,.0f}",
+                              "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
+                              "" if is_base else interval(r, name + "_ratio"),
+                              f"{ref:.3f}x {interval(r, name + '_ratio_ref')}" if ref is not None else "",
+                              verdict_text])
+            csv_rows.append({"operation": op, "contender": name, "label": label.strip(),
+                             "keys": int(r[name + "_keys"]), "us per op": us, "ops per s": 1e6 / us,
+                             "ratio to (b)": r[name + "_ratio"], "ratio to (b) low": r[name + "_ratio_lo"],
+                             "ratio to (b) high": r[name + "_ratio_hi"],
+                             "ratio to (c)": ref if ref is not None else "",
+                             "ratio to (c) low": r[name + "_ratio_ref_lo"] if ref is not None else "",
+                             "ratio to (c) high": r[name + "_ratio_ref_hi"] if ref is not None else "",
+                             "rounds": rounds, "batch": int(r.get("batch", 0))})
+    if text_rows:
+        batch = int(rows["get"].get("batch", 0)) if "get" in rows and not rows["get"].get("error_occurred") else "?"
+        rep.table(f"ShardedClient against libmemcached on real memcached: single get (hit) and set of "
+                  f"100-byte values, {rounds} interleaved rounds",
+                  ["op   contender", "keys", "µs/op", "ops/s", "/ (b)", "95% CI", "/ (c) [95% CI]",
+                   f"target <= {TARGET_CLIENT_SINGLE:.2f}x"],
+                  text_rows, "client_single.csv", csv_rows,
+                  notes=[servers_note,
+                         f"Interleaved: each round runs every contender for a batch of {batch} calls, in a "
+                         "fresh random order; / (b) is the median over the rounds of (contender's time "
+                         "per call / (b)'s in the same round),",
+                         "so noise that lasts longer than a round cancels and a burst that hits one side "
+                         "only is outvoted. 95% CI: distribution-free interval of that median (binomial "
+                         "order statistics). µs/op: median over rounds.",
+                         "(a') and (b) talk to the same server: only the client differs. (a) spreads its keys "
+                         "over every server, and so does (c), libmemcached placing the same keys itself:",
+                         "(a) / (b) and (c) / (b) measure the servers (each memcached wakes up for only its share "
+                         "of the calls), not the client; (a) is judged against (c), its like-for-like reference.",
+                         "Every libmemcached handle has ShardedClient's own behaviours (NO_BLOCK, "
+                         "TCP_NODELAY, SUPPORT_CAS, timeouts; checked), text protocol; every answer is "
+                         "checked (hit, right value; stored)."])
+
+    # Multi-get.
+    r = rows.get("get_multi")
+    if r is not None:
+        text_rows, csv_rows = [], []
+        if r.get("error_occurred"):
+            text_rows.append(["error: " + r.get("error_message", ""), "", "", "", "", ""])
+        else:
+            keys_per_call = int(r.get("keys_per_call", 100))
+            for name, label in CLIENT_MULTI:
+                us = r[name + "_ns"] / 1000
+                is_base = name == "libmemcached"
+                verdict_text = ""
+                if not is_base:
+                    ok = round(r[name + "_ratio"], 3) <= TARGET_CLIENT_MULTI
+                    verdict_text = verdict(ok)
+                    targets.append(("get_multi", name, "libmemcached", r[name + "_ratio"],
+                                    TARGET_CLIENT_MULTI, ok))
+                text_rows.append([label, f"{us:.1f}", f"{keys_per_call * 1e6 / us:,.0f}",
+                                  "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
+                                  "" if is_base else interval(r, name + "_ratio"), verdict_text])
+                csv_rows.append({"contender": name, "label": label, "us per request": us,
+                                 "keys per s": keys_per_call * 1e6 / us, "ratio": r[name + "_ratio"],
+                                 "ratio low": r[name + "_ratio_lo"], "ratio high": r[name + "_ratio_hi"],
+                                 "keys per request": keys_per_call, "rounds": int(r.get("rounds", 0)),
+                                 "batch": int(r.get("batch", 0))})
+        spread = ""
+        if "keys_per_server_min" in r:
+            spread = (f" ({int(r['keys_per_server_min'])} to {int(r['keys_per_server_max'])} keys per "
+                      f"server per request)")
+        rep.table(f"ShardedClient against libmemcached on real memcached: multi-get of "
+                  f"{int(r.get('keys_per_call', 100))} keys (all hits) over "
+                  f"{int(r.get('servers', 0)) or '?'} servers, {int(r.get('rounds', 0))} interleaved rounds",
+                  ["contender", "µs/request", "keys/s", "/ libmemcached", "95% CI",
+                   f"target <= {TARGET_CLIENT_MULTI:.2f}x"], text_rows, "client_multi.csv", csv_rows,
+                  notes=[f"16 requests of 100 distinct keys, cycled{spread}; same interleaving and "
+                         f"statistics as above, batches of {int(r.get('batch', 0))} requests.",
+                         "Checked before timing: for every request both return all 100 values, equal to "
+                         "what was stored (so libmemcached places every key where memshard does).",
+                         "libmemcached: one memcached_st holding every server (KETAMA_WEIGHTED, "
+                         "ShardedClient's behaviours), a caller-owned memcached_result_st, each key and "
+                         "value copied into reused strings;",
+                         "ShardedClient returns a MultiGetResult that owns its values (one std::string "
+                         "each) and a Status per key."])
+
+    # Instructions per call.
+    if counts:
+        text_rows, csv_rows = [], []
+        for op, names in (("get", CLIENT_SINGLE), ("set", CLIENT_SINGLE), ("get_multi", CLIENT_MULTI)):
+            base = counts.get((op, "libmemcached"))
+            for name, label in names:
+                if (op, name) not in counts:
+                    continue
+                per_call, keys = counts[(op, name)]
+                text_rows.append([f"{op:<9}  {label}", f"{per_call:,.0f}",
+                                  f"{per_call / base[0]:.3f}x" if base else "-"])
+                csv_rows.append({"operation": op, "contender": name, "instructions per call": round(per_call, 1),
+                                 "keys per call": keys, "ratio to baseline": per_call / base[0] if base else ""})
+        rep.table("Instructions per client call (callgrind, client side only)",
+                  ["op         contender", "instructions/call", "/ baseline"], text_rows,
+                  "client_instructions.csv", csv_rows,
+                  notes=["Each contender alone (2000 calls; 200 for get_multi) between CALLGRIND_ZERO_STATS "
+                         "and CALLGRIND_DUMP_STATS_AT, after the same checks; baseline: (b), or "
+                         "libmemcached's mget for get_multi.",
+                         "User-space instructions of the client process, libmemcached included; the kernel "
+                         "and the servers are not counted. Repeatable where times are not."])
+    if targets:
+        with open(os.path.join(rep.results_dir, "client_targets.csv"), "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["operation", "contender", "against", "time ratio", "goal", "met"])
+            writer.writerows(targets)
+    return [(f"client {op} {name} / {against} {value:.3f}x", ok)
+            for op, name, against, value, _, ok in targets]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -456,7 +646,7 @@ def main():
                     "benchmarks are built in Release.")
     rep.say()
     errors = []
-    for name in ("locate", "balance", "resize", "hit_rate"):
+    for name in ("locate", "balance", "resize", "hit_rate", "client"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -464,6 +654,8 @@ def main():
     balance_section(rep, load(os.path.join(results_dir, "balance.json")))
     movement_section(rep, load(os.path.join(results_dir, "resize.json")))
     hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")))
+    targets += client_section(rep, load(os.path.join(results_dir, "client.json")),
+                              client_callgrind(results_dir))
     if errors:
         rep.say("Errors")
         rep.say("======")

@@ -5,21 +5,25 @@
 # output, the raw Google Benchmark JSON, one CSV per table and summary.txt go
 # to the results directory.
 #
-# The hit-rate benchmark starts its own memcached servers on 127.0.0.1 (ports
-# from the kernel) and stops them when it ends, fails or is interrupted; with
-# MEMSHARD_SERVERS it uses those servers instead and starts none.
+# The hit-rate and client benchmarks start their own memcached servers on
+# 127.0.0.1 (ports from the kernel) and stop them when they end, fail or are
+# interrupted; with MEMSHARD_SERVERS they use those servers instead and start
+# none.
 #
 # Environment:
 #   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
 #   MEMSHARD_RESULTS_DIR        results (default: <repo>/bench-results)
-#   MEMSHARD_SERVERS            host:port,... real servers for the hit-rate runs
-#                               (at least 2; every one is flushed!)
-#   MEMSHARD_BENCH_SERVERS      local servers before the resize (default 4)
+#   MEMSHARD_SERVERS            host:port,... real servers for the hit-rate and
+#                               client runs (2 to 100; the hit-rate runs flush
+#                               every one!)
+#   MEMSHARD_BENCH_SERVERS      local servers: before the resize, and for the
+#                               client runs (default 4)
 #   MEMSHARD_BENCH_KEYS         keys per hit-rate run (default 20000)
 #   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
 #   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
+#   MEMSHARD_BENCH_CLIENT_ROUNDS  interleaved rounds of the client runs (default 500)
 #   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
-#                               with valgrind; 0: skip
+#                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
 set -euo pipefail
 
@@ -71,8 +75,8 @@ log "checking packages"
 "$repo/scripts/install-deps.sh" "${deps[@]}"
 
 mkdir -p "$results_dir"
-rm -rf "$results_dir/callgrind"
-rm -f "$results_dir"/{locate,balance,resize,hit_rate}.{json,log} "$results_dir"/*.csv \
+rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
+rm -f "$results_dir"/{locate,balance,resize,hit_rate,client}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/{summary.txt,configure.log,build.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -111,6 +115,14 @@ fi
 run "$results_dir/hit_rate.log" "$bench_dir/memshard_hit_rate_bench" \
   --benchmark_out="$results_dir/hit_rate.json" --benchmark_out_format=json || failures+=(hit_rate)
 
+if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
+  log "ShardedClient against libmemcached on MEMSHARD_SERVERS (interleaved)"
+else
+  log "ShardedClient against libmemcached on ${MEMSHARD_BENCH_SERVERS:-4} local memcached servers (interleaved)"
+fi
+run "$results_dir/client.log" "$bench_dir/memshard_client_bench" \
+  --benchmark_out="$results_dir/client.json" --benchmark_out_format=json || failures+=(client)
+
 if [[ $callgrind == 1 ]] && command -v valgrind >/dev/null; then
   log "instructions per lookup (callgrind)"
   mkdir -p "$results_dir/callgrind"
@@ -130,6 +142,13 @@ if [[ $callgrind == 1 ]] && command -v valgrind >/dev/null; then
       --benchmark_filter="$filter" --benchmark_min_time=0.000001 \
       --benchmark_out="$out.json" --benchmark_out_format=json || failures+=("callgrind $filter")
   done
+  log "instructions per client call (callgrind)"
+  mkdir -p "$results_dir/callgrind_client"
+  # No timing: each contender runs alone between a zero and a dump of the
+  # counts (one callgrind_client/client.callgrind.<n> file per contender).
+  run "$results_dir/callgrind_client/client.log" env MEMSHARD_BENCH_CALLGRIND_OPS=2000 \
+    valgrind --tool=callgrind --callgrind-out-file="$results_dir/callgrind_client/client.callgrind" \
+    "$bench_dir/memshard_client_bench" || failures+=("callgrind client")
 elif [[ $callgrind == 1 ]]; then
   log "valgrind not found: no instruction counts"
 fi

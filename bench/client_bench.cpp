@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: MIT
+// client_bench.cpp: ShardedClient end to end on real memcached servers, against
+// libmemcached used directly, with every contender timed in the same run,
+// interleaved.
+//
+// Benchmarks (each one interleaved measurement, see below):
+//   BM_Client/get        single get, a hit with a 100-byte value;
+//   BM_Client/set        single set of a 100-byte value;
+//   BM_Client/get_multi  one multi-get of 100 keys spread over every server.
+//
+// Contenders of get and set:
+//   ketama, modulo            ShardedClient<KetamaLocator<Md5>> (the
+//                             libmemcached_ketama_weighted profile) and
+//                             ShardedClient<ModuloLocator<Crc32>>, on keys
+//                             wherever their locator puts them;
+//   ketama_same, modulo_same  the same clients on the keys their locator puts
+//                             on the baseline's server;
+//   libmemcached_all          libmemcached placing the keys itself: one
+//                             memcached_st holding every server with
+//                             MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, on the same
+//                             keys as ketama (the like-for-like reference of
+//                             the contenders whose keys are spread);
+//   libmemcached              the baseline: a memcached_st holding only the
+//                             first server, doing memcached_get / memcached_set
+//                             on keys stored on that server.
+// Contenders of get_multi:
+//   sharded       ShardedClient<KetamaLocator<Md5>>::get_multi;
+//   libmemcached  the baseline: the every-server KETAMA_WEIGHTED memcached_st
+//                 (same placement, checked), memcached_mget, then
+//                 memcached_fetch_result into a caller-owned result, each key
+//                 and value copied out into reused strings.
+// Every libmemcached handle has exactly the behaviours ShardedClient sets on
+// its own handles (checked against detail::MemcachedHandle), text protocol.
+// Every contender checks every answer (hit, right value; stored), so each one
+// does the work a caller must do; a failed operation fails the benchmark.
+//
+// Measurement: R rounds (MEMSHARD_BENCH_CLIENT_ROUNDS, default 500) after 3
+// rounds of warm-up. In each round every contender runs one batch of calls
+// (get/set: 40, get_multi: 4) timed with steady_clock, in a fresh random order,
+// so each one is equally often first, last or after any other. Per round, each
+// contender's time per call is divided by the baseline's (the last contender)
+// from the same round, and the median of those R paired ratios is reported
+// with its distribution-free ~95% confidence interval (order statistics of the
+// binomial). Noise that lasts longer than a round hits both sides of a ratio
+// alike, and the median ignores the rounds a burst hit on one side only. Times
+// per call are medians over the rounds. Counters per contender: <name>_ns,
+// <name>_keys (distinct keys, or key lists, it cycles over), <name>_ratio with
+// _lo and _hi, and for ketama and modulo <name>_ratio_ref (with _lo, _hi), the
+// same paired ratio against libmemcached_all.
+//
+// Servers: MEMSHARD_SERVERS=host:port,... (2 to 100 servers; only keys under
+// "memshard-client:" are written, nothing is flushed) or
+// MEMSHARD_BENCH_SERVERS local memcached processes (default 4) on free ports.
+//
+// Instruction counts: with MEMSHARD_BENCH_CALLGRIND_OPS=N, under
+// `valgrind --tool=callgrind`, no timing is done: after the checks each
+// contender runs N calls (N/10 multi-gets) alone between CALLGRIND_ZERO_STATS and
+// CALLGRIND_DUMP_STATS_AT("<benchmark>/<contender>/<calls>/<keys per call>"),
+// so every dump holds exactly one contender's calls.
+
+#include <benchmark/benchmark.h>
+#include <libmemcached-1.0/memcached.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define MEMSHARD_BENCH_HAS_CALLGRIND 1
+#else
+#define MEMSHARD_BENCH_HAS_CALLGRIND 0
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "memshard/detail/memcached_handle.hpp"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+namespace {
+
+using memshard::ClientOptions;
+using memshard::Crc32;
+using memshard::KetamaLocator;
+using memshard::Md5;
+using memshard::ModuloLocator;
+using memshard::Server;
+using memshard::ShardedClient;
+using memshard::bench::KeySet;
+using memshard::bench::MemcachedPtr;
+using memshard::testing::MemcachedServer;
+
+using KetamaClient = ShardedClient<KetamaLocator<Md5>>;
+using ModuloClient = ShardedClient<ModuloLocator<Crc32>>;
+
+constexpr std::string_view kKeyPrefix = "memshard-client:";
+constexpr std::size_t kValueSize = 100;
+constexpr std::size_t kSingleKeys = 1024;
+constexpr std::size_t kMultiKeys = 100;     // keys per get_multi
+constexpr std::size_t kMultiRequests = 16;  // distinct get_multi key lists
+constexpr std::size_t kSingleBatch = 40;    // calls per contender per round
+constexpr std::size_t kMultiBatch = 4;
+constexpr std::size_t kDefaultRounds = 500;
+constexpr std::size_t kWarmupRounds = 3;
+constexpr std::size_t kMaxLibmemcachedServers = 100;  // its ketama asserts above
+
+// ---- servers ----------------------------------------------------------------
+
+// LiveFleet: the servers under test: MEMSHARD_SERVERS, or local processes.
+class LiveFleet {
+ public:
+  LiveFleet() {
+    if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
+      servers_ = memshard::parse_servers(list);
+      if (servers_.size() < 2 || servers_.size() > kMaxLibmemcachedServers) {
+        throw std::invalid_argument("MEMSHARD_SERVERS needs 2 to 100 servers for this benchmark");
+      }
+      std::cerr << "memshard: using MEMSHARD_SERVERS (" << servers_.size() << " servers)\n";
+    } else {
+      const std::size_t count = memshard::bench::env_count("MEMSHARD_BENCH_SERVERS", 4, 2);
+      if (count > kMaxLibmemcachedServers) {
+        throw std::invalid_argument("MEMSHARD_BENCH_SERVERS must be at most 100");
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        local_.emplace_back();
+        servers_.push_back(memshard::parse_server(local_.back().spec()));
+      }
+      std::cerr << "memshard: started " << local_.size() << " local memcached servers\n";
+    }
+    std::string specs;
+    for (const Server& server : servers_) {
+      specs.append(specs.empty() ? "" : ",").append(server.endpoint());
+    }
+    benchmark::AddCustomContext("memshard_client_servers", specs);
+    benchmark::AddCustomContext("memshard_client_server_source",
+                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
+    if (!local_.empty()) {
+      std::string version = local_.front().command("version\r\n");
+      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
+        version.pop_back();
+      }
+      benchmark::AddCustomContext("memshard_client_memcached_version", version);
+    }
+  }
+
+  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
+
+ private:
+  std::vector<MemcachedServer> local_;  // empty with MEMSHARD_SERVERS
+  std::vector<Server> servers_;
+};
+
+// ---- libmemcached handles configured like ShardedClient's ------------------
+
+// The behaviours detail::MemcachedHandle sets, all compared by check_like_client.
+constexpr memcached_behavior_t kClientBehaviours[] = {
+    MEMCACHED_BEHAVIOR_NO_BLOCK,      MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+    MEMCACHED_BEHAVIOR_POLL_TIMEOUT,  MEMCACHED_BEHAVIOR_SND_TIMEOUT,
+    MEMCACHED_BEHAVIOR_RCV_TIMEOUT,   MEMCACHED_BEHAVIOR_TCP_NODELAY,
+    MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL,
+    MEMCACHED_BEHAVIOR_SUPPORT_CAS,   MEMCACHED_BEHAVIOR_RETRY_TIMEOUT,
+};
+
+// Sets the behaviours ShardedClient sets on each of its handles for `options`.
+void configure_like_client(memcached_st* memc, const ClientOptions& options) {
+  const auto set = [memc](memcached_behavior_t flag, std::uint64_t value, std::string_view what) {
+    memshard::bench::check(memcached_behavior_set(memc, flag, value), memc, what);
+  };
+  const auto io_ms = static_cast<std::uint64_t>(options.io_timeout.count());
+  set(MEMCACHED_BEHAVIOR_NO_BLOCK, 1, "NO_BLOCK");
+  set(MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+      static_cast<std::uint64_t>(options.connect_timeout.count()), "CONNECT_TIMEOUT");
+  set(MEMCACHED_BEHAVIOR_POLL_TIMEOUT, io_ms, "POLL_TIMEOUT");
+  set(MEMCACHED_BEHAVIOR_SND_TIMEOUT, io_ms * 1000U, "SND_TIMEOUT");
+  set(MEMCACHED_BEHAVIOR_RCV_TIMEOUT, io_ms * 1000U, "RCV_TIMEOUT");
+  set(MEMCACHED_BEHAVIOR_TCP_NODELAY, options.tcp_nodelay ? 1 : 0, "TCP_NODELAY");
+  set(MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, options.tcp_keepalive ? 1 : 0, "TCP_KEEPALIVE");
+  set(MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, options.protocol == memshard::Protocol::kBinary ? 1 : 0,
+      "BINARY_PROTOCOL");
+  set(MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1, "SUPPORT_CAS");
+  set(MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0, "RETRY_TIMEOUT");
+}
+
+// Throws unless `memc` has the behaviours of the handle ShardedClient would
+// open to `server`, so the baselines stay like for like if that handle changes.
+void check_like_client(memcached_st* memc, const Server& server, const ClientOptions& options) {
+  const memshard::detail::MemcachedHandle reference(server, options);
+  for (const memcached_behavior_t flag : kClientBehaviours) {
+    const std::uint64_t mine = memcached_behavior_get(memc, flag);
+    const std::uint64_t theirs = memcached_behavior_get(reference.native_handle(), flag);
+    if (mine != theirs) {
+      throw std::runtime_error("baseline behaviour " + std::to_string(static_cast<int>(flag)) +
+                               " is " + std::to_string(mine) + ", ShardedClient's handle has " +
+                               std::to_string(theirs));
+    }
+  }
+}
+
+// The single-server baseline: `server` alone, behaviours as ShardedClient's.
+auto make_single_server(const Server& server, const ClientOptions& options) -> MemcachedPtr {
+  MemcachedPtr memc(memcached_create(nullptr));
+  if (!memc) {
+    throw std::runtime_error("memcached_create failed");
+  }
+  configure_like_client(memc.get(), options);
+  memshard::bench::check(memcached_server_add(memc.get(), server.host.c_str(), server.port),
+                         memc.get(), "adding " + server.endpoint());
+  check_like_client(memc.get(), server, options);
+  return memc;
+}
+
+// The multi-server baseline: every server, KETAMA_WEIGHTED, behaviours as above.
+auto make_multi_server(std::span<const Server> servers, const ClientOptions& options)
+    -> MemcachedPtr {
+  MemcachedPtr memc = memshard::bench::make_libmemcached(
+      servers, memshard::bench::LibmemcachedPlacement::kKetamaWeighted);
+  configure_like_client(memc.get(), options);
+  check_like_client(memc.get(), servers.front(), options);
+  return memc;
+}
+
+// FetchResult: a caller-owned result for memcached_fetch_result.
+class FetchResult {
+ public:
+  explicit FetchResult(memcached_st* memc) {
+    if (memcached_result_create(memc, &result_) == nullptr) {
+      throw std::runtime_error("memcached_result_create failed");
+    }
+  }
+  FetchResult(const FetchResult&) = delete;
+  auto operator=(const FetchResult&) -> FetchResult& = delete;
+  ~FetchResult() { memcached_result_free(&result_); }
+  auto get() noexcept -> memcached_result_st* { return &result_; }
+
+ private:
+  memcached_result_st result_{};
+};
+
+// ---- keys and values --------------------------------------------------------
+
+// Data: keys under kKeyPrefix and their 100-byte values.
+struct Data {
+  explicit Data(std::size_t count, std::uint64_t seed) : raw(count, seed) {
+    keys.reserve(count);
+    values.reserve(count);
+    for (const std::string_view key : raw) {
+      std::string full(kKeyPrefix);
+      full.append(key);
+      std::string value = "value of " + full + ' ';
+      while (value.size() < kValueSize) {
+        value.append(full);
+      }
+      value.resize(kValueSize);
+      keys.push_back(std::move(full));
+      values.push_back(std::move(value));
+    }
+  }
+
+  KeySet raw;
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+};
+
+// Indexes of the keys that `client` places on server 0 (the baseline's).
+template <class Client>
+auto on_first_server(const Data& data, const Client& client) -> std::vector<std::size_t> {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < data.keys.size(); ++i) {
+    if (client.server_index_for(data.keys[i]) == 0) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+auto all_indexes(std::size_t count) -> std::vector<std::size_t> {
+  std::vector<std::size_t> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = i;
+  }
+  return out;
+}
+
+// ---- contenders -------------------------------------------------------------
+
+// Contender: one way to do the operation under test. `run(n)` makes n calls,
+// moving on through its own keys, and answers how many failed.
+struct Contender {
+  std::string name;
+  std::size_t keys = 0;  // distinct keys (or key lists) it cycles over
+  std::function<std::size_t(std::size_t)> run;
+  std::string reference{};  // another contender to compare with, besides the baseline
+};
+
+// Cursor: cycles over a list of key indexes.
+class Cursor {
+ public:
+  explicit Cursor(std::vector<std::size_t> indexes) : indexes_(std::move(indexes)) {
+    if (indexes_.empty()) {
+      throw std::runtime_error("a contender has no keys");
+    }
+  }
+  auto next() noexcept -> std::size_t {
+    const std::size_t index = indexes_[at_];
+    at_ = at_ + 1 == indexes_.size() ? 0 : at_ + 1;
+    return index;
+  }
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return indexes_.size(); }
+
+ private:
+  std::vector<std::size_t> indexes_;
+  std::size_t at_ = 0;
+};
+
+template <class Client>
+auto sharded_get(std::string name, Client& client, const Data& data,
+                 std::vector<std::size_t> indexes) -> Contender {
+  auto cursor = std::make_shared<Cursor>(std::move(indexes));
+  const std::size_t keys = cursor->size();
+  return {std::move(name), keys, [&client, &data, cursor](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t i = cursor->next();
+              const auto hit = client.get(data.keys[i]);
+              if (!hit.ok() || !hit.value() || hit.value()->value != data.values[i]) {
+                ++failed;
+              }
+            }
+            return failed;
+          }};
+}
+
+auto libmemcached_get(std::string name, memcached_st* memc, const Data& data,
+                      std::vector<std::size_t> indexes) -> Contender {
+  auto cursor = std::make_shared<Cursor>(std::move(indexes));
+  const std::size_t keys = cursor->size();
+  return {std::move(name), keys, [memc, &data, cursor](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t i = cursor->next();
+              const std::string& key = data.keys[i];
+              std::size_t length = 0;
+              std::uint32_t flags = 0;
+              memcached_return_t rc = MEMCACHED_SUCCESS;
+              const std::unique_ptr<char, memshard::detail::FreeDeleter> value(
+                  memcached_get(memc, key.data(), key.size(), &length, &flags, &rc));
+              if (!value || std::string_view(value.get(), length) != data.values[i]) {
+                ++failed;
+              }
+            }
+            return failed;
+          }};
+}
+
+template <class Client>
+auto sharded_set(std::string name, Client& client, const Data& data,
+                 std::vector<std::size_t> indexes) -> Contender {
+  auto cursor = std::make_shared<Cursor>(std::move(indexes));
+  const std::size_t keys = cursor->size();
+  return {std::move(name), keys, [&client, &data, cursor](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t i = cursor->next();
+              if (!client.set(data.keys[i], data.values[i]).ok()) {
+                ++failed;
+              }
+            }
+            return failed;
+          }};
+}
+
+auto libmemcached_set(std::string name, memcached_st* memc, const Data& data,
+                      std::vector<std::size_t> indexes) -> Contender {
+  auto cursor = std::make_shared<Cursor>(std::move(indexes));
+  const std::size_t keys = cursor->size();
+  return {std::move(name), keys, [memc, &data, cursor](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t i = cursor->next();
+              const std::string& key = data.keys[i];
+              const std::string& value = data.values[i];
+              if (!memcached_success(memcached_set(memc, key.data(), key.size(), value.data(),
+                                                   value.size(), 0, 0))) {
+                ++failed;
+              }
+            }
+            return failed;
+          }};
+}
+
+// Requests: kMultiRequests key lists of kMultiKeys keys each, as string_views
+// (what a caller of get_multi holds).
+struct Requests {
+  explicit Requests(const Data& data) {
+    for (std::size_t r = 0; r < kMultiRequests; ++r) {
+      std::vector<std::string_view> keys;
+      std::vector<std::size_t> indexes;
+      for (std::size_t k = 0; k < kMultiKeys; ++k) {
+        const std::size_t i = r * kMultiKeys + k;
+        keys.emplace_back(data.keys[i]);
+        indexes.push_back(i);
+      }
+      lists.push_back(std::move(keys));
+      index_lists.push_back(std::move(indexes));
+    }
+  }
+  std::vector<std::vector<std::string_view>> lists;
+  std::vector<std::vector<std::size_t>> index_lists;
+};
+
+// Checks one get_multi answer: every key found with its value.
+auto multi_failures(const memshard::MultiGetResult& out, const Data& data,
+                    const std::vector<std::size_t>& indexes) -> std::size_t {
+  std::size_t failed = 0;
+  for (std::size_t k = 0; k < indexes.size(); ++k) {
+    if (!out.items[k] || out.items[k]->value != data.values[indexes[k]]) {
+      ++failed;
+    }
+  }
+  return failed;
+}
+
+auto sharded_get_multi(KetamaClient& client, const Data& data, const Requests& requests)
+    -> Contender {
+  auto at = std::make_shared<std::size_t>(0);
+  return {"sharded", requests.lists.size(), [&client, &data, &requests, at](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t r = (*at)++ % requests.lists.size();
+              const memshard::MultiGetResult out =
+                  client.get_multi(std::span<const std::string_view>(requests.lists[r]));
+              failed += multi_failures(out, data, requests.index_lists[r]);
+            }
+            return failed;
+          }};
+}
+
+// MultiFetch: libmemcached's multi-get as a caller writes it: mget, then
+// fetch_result into a caller-owned result, each key and value copied out.
+class MultiFetch {
+ public:
+  explicit MultiFetch(memcached_st* memc) : memc_(memc), result_(memc) {
+    pointers_.reserve(kMultiKeys);
+    lengths_.reserve(kMultiKeys);
+    keys_.resize(kMultiKeys);
+    values_.resize(kMultiKeys);
+  }
+
+  // Fetches `keys`; answers how many results came back, or 0 on a failure.
+  auto fetch(std::span<const std::string_view> keys) -> std::size_t {
+    pointers_.clear();
+    lengths_.clear();
+    for (const std::string_view key : keys) {
+      pointers_.push_back(key.data());
+      lengths_.push_back(key.size());
+    }
+    if (!memcached_success(
+            memcached_mget(memc_, pointers_.data(), lengths_.data(), pointers_.size()))) {
+      return 0;
+    }
+    std::size_t count = 0;
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    while (memcached_fetch_result(memc_, result_.get(), &rc) != nullptr) {
+      if (count == values_.size()) {
+        keys_.emplace_back();
+        values_.emplace_back();
+      }
+      keys_[count].assign(memcached_result_key_value(result_.get()),
+                          memcached_result_key_length(result_.get()));
+      values_[count].assign(memcached_result_value(result_.get()),
+                            memcached_result_length(result_.get()));
+      ++count;
+    }
+    if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && !memcached_success(rc)) {
+      return 0;
+    }
+    return count;
+  }
+
+  [[nodiscard]] auto key(std::size_t i) const noexcept -> std::string_view { return keys_[i]; }
+  [[nodiscard]] auto value(std::size_t i) const noexcept -> std::string_view { return values_[i]; }
+
+ private:
+  memcached_st* memc_;
+  FetchResult result_;
+  std::vector<const char*> pointers_;
+  std::vector<std::size_t> lengths_;
+  std::vector<std::string> keys_;
+  std::vector<std::string> values_;
+};
+
+auto libmemcached_get_multi(MultiFetch& fetch, const Requests& requests) -> Contender {
+  auto at = std::make_shared<std::size_t>(0);
+  return {"libmemcached", requests.lists.size(), [&fetch, &requests, at](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              const std::size_t r = (*at)++ % requests.lists.size();
+              const std::size_t found =
+                  fetch.fetch(std::span<const std::string_view>(requests.lists[r]));
+              failed += kMultiKeys - std::min(found, kMultiKeys);
+            }
+            return failed;
+          }};
+}
+
+// ---- interleaved measurement ------------------------------------------------
+
+// Rounds: ns per call of every contender (outer) in every round (inner).
+using Rounds = std::vector<std::vector<double>>;
+
+auto interleave(const std::vector<Contender>& contenders, std::size_t rounds, std::size_t batch,
+                std::size_t& failed) -> Rounds {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t count = contenders.size();
+  Rounds ns(count, std::vector<double>());
+  for (auto& row : ns) {
+    row.reserve(rounds);
+  }
+  std::vector<std::size_t> order(count);
+  for (std::size_t c = 0; c < count; ++c) {
+    order[c] = c;
+  }
+  memshard::bench::SplitMix64 random(0x726F756E6473ULL);
+  for (std::size_t round = 0; round < kWarmupRounds + rounds; ++round) {
+    // A fresh random order every round: each contender is equally often first,
+    // last, or after any other (whose traffic may leave servers busy or idle).
+    for (std::size_t i = count; i > 1; --i) {
+      std::swap(order[i - 1], order[random.below(i)]);
+    }
+    for (const std::size_t c : order) {
+      const auto start = Clock::now();
+      failed += contenders[c].run(batch);
+      const auto stop = Clock::now();
+      if (round >= kWarmupRounds) {
+        ns[c].push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
+                        static_cast<double>(batch));
+      }
+    }
+  }
+  return ns;
+}
+
+auto median(std::vector<double> values) -> double {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+struct MedianInterval {
+  double median = 0;
+  double low = 0;
+  double high = 0;
+};
+
+// The median and its distribution-free ~95% confidence interval: the order
+// statistics of ranks n/2 -+ 0.98 sqrt(n) (the normal approximation of the
+// binomial(n, 1/2) that counts values below the true median).
+auto median_interval(std::vector<double> values) -> MedianInterval {
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  const double half_width = 0.98 * std::sqrt(n);
+  const auto low_rank = static_cast<std::size_t>(std::max(1.0, std::floor(n / 2 - half_width)));
+  const auto high_rank = static_cast<std::size_t>(std::min(n, std::ceil(n / 2 + 1 + half_width)));
+  return {median(values), values[low_rank - 1], values[high_rank - 1]};
+}
+
+// Runs `contenders` (the last is the baseline) and publishes the counters; or,
+// in callgrind mode, runs each alone between a zero and a dump of the stats.
+void measure(benchmark::State& state, const std::string& benchmark_name,
+             const std::vector<Contender>& contenders, std::size_t batch,
+             std::size_t keys_per_call) {
+  const std::size_t callgrind_calls =
+      memshard::bench::env_count("MEMSHARD_BENCH_CALLGRIND_OPS", 0, 0);
+  std::size_t failed = 0;
+  if (callgrind_calls > 0) {
+    for (auto _ : state) {
+      for (const Contender& contender : contenders) {
+        // A multi-get costs about as much as 10 single calls: a tenth as many.
+        const std::size_t calls =
+            keys_per_call > 1 ? std::max<std::size_t>(1, callgrind_calls / 10) : callgrind_calls;
+        const std::string name = benchmark_name + "/" + contender.name + "/" +
+                                 std::to_string(calls) + "/" + std::to_string(keys_per_call);
+#if MEMSHARD_BENCH_HAS_CALLGRIND
+        CALLGRIND_ZERO_STATS;
+#endif
+        failed += contender.run(calls);
+#if MEMSHARD_BENCH_HAS_CALLGRIND
+        CALLGRIND_DUMP_STATS_AT(name.c_str());
+#endif
+      }
+    }
+    state.counters["callgrind_calls"] = static_cast<double>(callgrind_calls);
+  } else {
+    const std::size_t rounds =
+        memshard::bench::env_count("MEMSHARD_BENCH_CLIENT_ROUNDS", kDefaultRounds, 5);
+    Rounds ns;
+    for (auto _ : state) {
+      ns = interleave(contenders, rounds, batch, failed);
+    }
+    // Paired ratios: contender c over contender `to`, round by round.
+    const auto publish = [&state, &ns](const std::string& prefix, std::size_t c, std::size_t to) {
+      std::vector<double> ratios(ns[c].size());
+      for (std::size_t r = 0; r < ratios.size(); ++r) {
+        ratios[r] = ns[c][r] / ns[to][r];
+      }
+      const MedianInterval ratio = median_interval(std::move(ratios));
+      state.counters[prefix] = ratio.median;
+      state.counters[prefix + "_lo"] = ratio.low;
+      state.counters[prefix + "_hi"] = ratio.high;
+    };
+    for (std::size_t c = 0; c < contenders.size(); ++c) {
+      const std::string& name = contenders[c].name;
+      state.counters[name + "_ns"] = median(ns[c]);
+      state.counters[name + "_keys"] = static_cast<double>(contenders[c].keys);
+      publish(name + "_ratio", c, contenders.size() - 1);
+      for (std::size_t to = 0; to < contenders.size(); ++to) {
+        if (contenders[to].name == contenders[c].reference) {
+          publish(name + "_ratio_ref", c, to);
+        }
+      }
+    }
+    state.counters["rounds"] = static_cast<double>(rounds);
+    state.counters["batch"] = static_cast<double>(batch);
+  }
+  state.counters["keys_per_call"] = static_cast<double>(keys_per_call);
+  if (failed > 0) {
+    state.SkipWithError((std::to_string(failed) + " calls failed while timed").c_str());
+  }
+}
+
+// ---- benchmarks -------------------------------------------------------------
+
+// Setup: the clients, baselines and stored data every benchmark uses.
+class Setup {
+ public:
+  explicit Setup(const LiveFleet& fleet)
+      : servers_(fleet.servers()),
+        ketama_(servers_,
+                std::make_shared<const KetamaLocator<Md5>>(
+                    memshard::profiles::libmemcached_ketama_weighted(servers_)),
+                options_),
+        modulo_(servers_,
+                std::make_shared<const ModuloLocator<Crc32>>(
+                    memshard::profiles::modulo_crc32(servers_)),
+                options_),
+        single_(make_single_server(servers_.front(), options_)),
+        multi_(make_multi_server(servers_, options_)),
+        single_data_(kSingleKeys, 0x636C69656E74ULL),
+        multi_data_(kMultiKeys * kMultiRequests, 0x6D756C7469ULL),
+        requests_(multi_data_),
+        fetch_(multi_.get()) {
+    // Single-key data: through each client (wherever it places the keys) and
+    // all of it on the baseline's server.
+    for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
+      const std::string& key = single_data_.keys[i];
+      const std::string& value = single_data_.values[i];
+      require(ketama_.set(key, value), "ketama set");
+      require(modulo_.set(key, value), "modulo set");
+      memshard::bench::check(
+          memcached_set(single_.get(), key.data(), key.size(), value.data(), value.size(), 0, 0),
+          single_.get(), "baseline set");
+    }
+    // Multi-get data: through the ketama client only, so the libmemcached
+    // baseline finds a key only if it places it as memshard does.
+    for (std::size_t i = 0; i < multi_data_.keys.size(); ++i) {
+      require(ketama_.set(multi_data_.keys[i], multi_data_.values[i]), "ketama set (multi)");
+    }
+    check_multi();
+  }
+
+  // Order: the ShardedClient contenders, (c), then the baseline (b) last.
+  auto single_get_contenders() -> std::vector<Contender> {
+    std::vector<Contender> out;
+    out.push_back(sharded_get("ketama", ketama_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded_get("modulo", modulo_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(
+        sharded_get("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
+    out.push_back(
+        sharded_get("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
+    out.push_back(
+        libmemcached_get("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
+    out.push_back(
+        libmemcached_get("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
+    out[0].reference = out[1].reference = "libmemcached_all";
+    return out;
+  }
+
+  auto single_set_contenders() -> std::vector<Contender> {
+    std::vector<Contender> out;
+    out.push_back(sharded_set("ketama", ketama_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded_set("modulo", modulo_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(
+        sharded_set("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
+    out.push_back(
+        sharded_set("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
+    out.push_back(
+        libmemcached_set("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
+    out.push_back(
+        libmemcached_set("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
+    out[0].reference = out[1].reference = "libmemcached_all";
+    return out;
+  }
+
+  auto multi_contenders() -> std::vector<Contender> {
+    return {sharded_get_multi(ketama_, multi_data_, requests_),
+            libmemcached_get_multi(fetch_, requests_)};
+  }
+
+  // Checks that every contender answers every key of its list correctly (and
+  // opens every connection before anything is timed).
+  static void check_all(const std::vector<Contender>& contenders, std::size_t calls_each) {
+    for (const Contender& contender : contenders) {
+      if (const std::size_t failed = contender.run(calls_each); failed > 0) {
+        throw std::runtime_error(contender.name + ": " + std::to_string(failed) + " of " +
+                                 std::to_string(calls_each) + " calls failed before timing");
+      }
+    }
+  }
+
+  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
+  [[nodiscard]] auto spread() const noexcept -> std::pair<std::size_t, std::size_t> {
+    return spread_;
+  }
+
+ private:
+  static void require(const memshard::Status& status, std::string_view what) {
+    if (!status.ok()) {
+      throw std::runtime_error(std::string(what) + ": " + status.message());
+    }
+  }
+
+  // Every request of both contenders answers all 100 keys with their values.
+  void check_multi() {
+    spread_ = {kMultiKeys, 0};
+    for (std::size_t r = 0; r < requests_.lists.size(); ++r) {
+      const std::span<const std::string_view> keys(requests_.lists[r]);
+      const std::vector<std::size_t>& indexes = requests_.index_lists[r];
+      const memshard::MultiGetResult out = ketama_.get_multi(keys);
+      if (const std::size_t failed = multi_failures(out, multi_data_, indexes); failed > 0) {
+        throw std::runtime_error("ShardedClient::get_multi: " + std::to_string(failed) +
+                                 " of 100 keys missing or wrong");
+      }
+      const std::size_t found = fetch_.fetch(keys);
+      std::vector<std::size_t> seen(kMultiKeys, 0);
+      for (std::size_t k = 0; k < found; ++k) {
+        const auto at = std::find(keys.begin(), keys.end(), fetch_.key(k));
+        if (at == keys.end()) {
+          throw std::runtime_error("libmemcached mget: an unrequested key came back");
+        }
+        const auto position = static_cast<std::size_t>(at - keys.begin());
+        ++seen[position];
+        if (fetch_.value(k) != multi_data_.values[indexes[position]]) {
+          throw std::runtime_error("libmemcached mget: a wrong value for " + std::string(*at));
+        }
+        if (out.items[position]->value != fetch_.value(k)) {
+          throw std::runtime_error("the two multi-gets disagree on " + std::string(*at));
+        }
+      }
+      if (found != kMultiKeys ||
+          std::count(seen.begin(), seen.end(), 1) != static_cast<std::ptrdiff_t>(kMultiKeys)) {
+        throw std::runtime_error("libmemcached mget: " + std::to_string(found) +
+                                 " results for 100 keys (a placement that differs from "
+                                 "memshard's ketama-md5-weighted?)");
+      }
+      std::vector<std::size_t> per_server(servers_.size(), 0);
+      for (const std::string_view key : keys) {
+        ++per_server[ketama_.server_index_for(key)];
+      }
+      const auto [low, high] = std::minmax_element(per_server.begin(), per_server.end());
+      spread_ = {std::min(spread_.first, *low), std::max(spread_.second, *high)};
+    }
+  }
+
+  ClientOptions options_;
+  std::vector<Server> servers_;
+  KetamaClient ketama_;
+  ModuloClient modulo_;
+  MemcachedPtr single_;
+  MemcachedPtr multi_;
+  Data single_data_;
+  Data multi_data_;
+  Requests requests_;
+  MultiFetch fetch_;
+  std::pair<std::size_t, std::size_t> spread_{0, 0};
+};
+
+void register_all(Setup& setup) {
+  benchmark::RegisterBenchmark("BM_Client/get",
+                               [&setup](benchmark::State& state) {
+                                 try {
+                                   const std::vector<Contender> contenders =
+                                       setup.single_get_contenders();
+                                   Setup::check_all(contenders, kSingleKeys);
+                                   measure(state, "get", contenders, kSingleBatch, 1);
+                                 } catch (const std::exception& error) {
+                                   state.SkipWithError(error.what());
+                                 }
+                               })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Client/set",
+                               [&setup](benchmark::State& state) {
+                                 try {
+                                   const std::vector<Contender> contenders =
+                                       setup.single_set_contenders();
+                                   Setup::check_all(contenders, kSingleKeys);
+                                   measure(state, "set", contenders, kSingleBatch, 1);
+                                 } catch (const std::exception& error) {
+                                   state.SkipWithError(error.what());
+                                 }
+                               })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(
+      "BM_Client/get_multi",
+      [&setup](benchmark::State& state) {
+        try {
+          const std::vector<Contender> contenders = setup.multi_contenders();
+          Setup::check_all(contenders, kMultiRequests);
+          measure(state, "get_multi", contenders, kMultiBatch, kMultiKeys);
+          state.counters["servers"] = static_cast<double>(setup.servers().size());
+          state.counters["keys_per_server_min"] = static_cast<double>(setup.spread().first);
+          state.counters["keys_per_server_max"] = static_cast<double>(setup.spread().second);
+        } catch (const std::exception& error) {
+          state.SkipWithError(error.what());
+        }
+      })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+auto main(int argc, char** argv) -> int {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  try {
+    const LiveFleet fleet;
+    Setup setup(fleet);
+    benchmark::AddCustomContext("memshard_client_value_bytes", std::to_string(kValueSize));
+    register_all(setup);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const std::exception& error) {
+    std::cerr << "memshard client benchmark: " << error.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
