@@ -25,7 +25,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -275,7 +274,8 @@ class ShardedClient {
     memcached_return_t rc = memcached_mget(memc, keys, lengths, 1);
     std::optional<Item> item;
     if (memcached_success(rc)) {
-      rc = fetch_all(memc, [&item](std::string_view, Item&& found) { item = std::move(found); });
+      rc = fetch_all(route.server,
+                     [&item](std::string_view, Item&& found) { item = std::move(found); });
     }
     Status status = finish(route, rc, "get");
     if (!status.ok()) {
@@ -372,79 +372,148 @@ class ShardedClient {
   /// about as long as the slowest server, not the sum. A failing server fails
   /// only its own keys. Duplicate keys are read once.
   auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    const std::size_t n = keys.size();
+    const std::size_t count = servers_.size();
     MultiGetResult out;
-    out.items.resize(keys.size());
-    out.statuses.resize(keys.size());
-    // Group the distinct valid keys by server.
-    std::unordered_map<std::string_view, std::size_t> first_index;
-    first_index.reserve(keys.size());
-    std::vector<std::vector<std::size_t>> groups(servers_.size());
-    std::vector<Route> routes(servers_.size());
-    std::vector<std::uint8_t> routed(servers_.size(), 0);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
+    out.items.resize(n);
+    out.statuses.resize(n);
+    std::vector<Route> routes(count);
+    std::vector<std::uint8_t> routed(count, 0);
+    // The server of every valid key, then the keys grouped by server (a
+    // counting sort that keeps request order inside each group).
+    std::vector<std::size_t> server_of(n, kNone);
+    std::vector<std::size_t> bounds(count + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
       if (auto refused = check(keys[i])) {
         out.statuses[i] = std::move(*refused);
         continue;
-      }
-      if (!first_index.emplace(keys[i], i).second) {
-        continue;  // a duplicate: copied from its first occurrence below
       }
       Route route = route_for_batch(keys[i], routes, routed);
       if (!route.status.ok()) {
         out.statuses[i] = std::move(route.status);
         continue;
       }
-      groups[route.server].push_back(i);
+      server_of[i] = route.server;
+      ++bounds[route.server + 1];
+    }
+    for (std::size_t s = 0; s < count; ++s) {
+      bounds[s + 1] += bounds[s];
+    }
+    std::vector<std::size_t> order(bounds[count]);
+    {
+      std::vector<std::size_t> fill(bounds.begin(), bounds.end() - 1);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (server_of[i] != kNone) {
+          order[fill[server_of[i]]++] = i;
+        }
+      }
+    }
+    // Duplicates (always in the same group) are read once: dup_of[i] names the
+    // first occurrence. Found by sorting each group, no hashing.
+    std::vector<std::size_t> dup_of;
+    std::vector<std::size_t> scratch;
+    std::vector<std::size_t> ends(count);
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t first = bounds[s];
+      std::size_t last = bounds[s + 1];
+      if (last - first > 1) {
+        scratch.assign(order.begin() + static_cast<std::ptrdiff_t>(first),
+                       order.begin() + static_cast<std::ptrdiff_t>(last));
+        std::sort(scratch.begin(), scratch.end(), [&keys](std::size_t a, std::size_t b) {
+          return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+        });
+        bool any = false;
+        for (std::size_t k = 1; k < scratch.size(); ++k) {
+          if (keys[scratch[k]] == keys[scratch[k - 1]]) {
+            if (!any) {
+              dup_of.assign(n, kNone);
+              any = true;
+            }
+            dup_of[scratch[k]] =
+                dup_of[scratch[k - 1]] != kNone ? dup_of[scratch[k - 1]] : scratch[k - 1];
+          }
+        }
+        if (any) {
+          last = static_cast<std::size_t>(
+              std::remove_if(order.begin() + static_cast<std::ptrdiff_t>(first),
+                             order.begin() + static_cast<std::ptrdiff_t>(last),
+                             [&dup_of](std::size_t i) { return dup_of[i] != kNone; }) -
+              order.begin());
+        }
+      }
+      ends[s] = last;
     }
     // Send every server its request, then read the answers.
-    std::vector<memcached_return_t> sent(servers_.size(), MEMCACHED_SUCCESS);
+    std::vector<memcached_return_t> sent(count, MEMCACHED_SUCCESS);
     std::vector<const char*> key_ptrs;
     std::vector<std::size_t> key_lengths;
-    for (std::size_t s = 0; s < servers_.size(); ++s) {
-      if (groups[s].empty()) {
+    key_ptrs.reserve(order.size());
+    key_lengths.reserve(order.size());
+    for (std::size_t s = 0; s < count; ++s) {
+      if (ends[s] == bounds[s]) {
         continue;
       }
       key_ptrs.clear();
       key_lengths.clear();
-      for (const std::size_t i : groups[s]) {
-        key_ptrs.push_back(keys[i].data());
-        key_lengths.push_back(keys[i].size());
+      for (std::size_t k = bounds[s]; k < ends[s]; ++k) {
+        key_ptrs.push_back(keys[order[k]].data());
+        key_lengths.push_back(keys[order[k]].size());
       }
       sent[s] = memcached_mget(handle(s), key_ptrs.data(), key_lengths.data(), key_ptrs.size());
     }
-    for (std::size_t s = 0; s < servers_.size(); ++s) {
-      if (groups[s].empty()) {
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t first = bounds[s];
+      const std::size_t last = ends[s];
+      if (last == first) {
         continue;
       }
       memcached_return_t rc = sent[s];
       if (memcached_success(rc)) {
-        rc = fetch_all(handle(s), [&](std::string_view key, Item&& item) {
-          const auto found = first_index.find(key);
-          if (found != first_index.end()) {
-            out.items[found->second] = std::move(item);
+        // memcached answers in request order and skips misses: match by
+        // walking forward; anything unexpected falls back to a full scan.
+        std::size_t next = first;
+        rc = fetch_all(s, [&](std::string_view key, Item&& item) {
+          std::size_t k = next;
+          while (k < last && keys[order[k]] != key) {
+            ++k;
           }
+          if (k == last) {
+            for (k = first; k < last && keys[order[k]] != key; ++k) {
+            }
+            if (k == last) {
+              return;
+            }
+          } else {
+            next = k + 1;
+          }
+          out.items[order[k]] = std::move(item);
         });
       }
       Status status = finish(routes[s], rc, "get_multi");
-      auto& state = *states_[s];
-      for (const std::size_t i : groups[s]) {
+      std::uint64_t hits = 0;
+      for (std::size_t k = first; k < last; ++k) {
+        const std::size_t i = order[k];
         out.statuses[i] = status;
-        if (status.ok()) {
-          (out.items[i] ? state.hits : state.misses).fetch_add(1, std::memory_order_relaxed);
-        } else {
+        if (!status.ok()) {
           out.items[i].reset();
+        } else if (out.items[i]) {
+          ++hits;
         }
+      }
+      if (status.ok()) {
+        auto& state = *states_[s];
+        state.hits.fetch_add(hits, std::memory_order_relaxed);
+        state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
       }
     }
     // Duplicates share the answer of their first occurrence.
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (!out.statuses[i].ok() && out.statuses[i].code() == Errc::kInvalidKey) {
-        continue;
-      }
-      const auto found = first_index.find(keys[i]);
-      if (found != first_index.end() && found->second != i) {
-        out.items[i] = out.items[found->second];
-        out.statuses[i] = out.statuses[found->second];
+    if (!dup_of.empty()) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (dup_of[i] != kNone) {
+          out.items[i] = out.items[dup_of[i]];
+          out.statuses[i] = out.statuses[dup_of[i]];
+        }
       }
     }
     return out;
@@ -582,6 +651,16 @@ class ShardedClient {
   // Key rules and value size, checked before anything reaches the wire.
   [[nodiscard]] auto check(std::string_view key, std::string_view value = {}) const
       -> std::optional<Status> {
+    if (!key.empty() && key.size() <= kMaxKeyLength && value.size() <= options_.max_value_size) {
+      unsigned bad = 0;
+      for (const char c : key) {
+        const auto byte = static_cast<unsigned char>(c);
+        bad |= static_cast<unsigned>(byte <= 0x20) | static_cast<unsigned>(byte == 0x7f);
+      }
+      if (bad == 0) {
+        return std::nullopt;
+      }
+    }
     if (const auto problem = check_key(key)) {
       return Status(Errc::kInvalidKey, MEMCACHED_BAD_KEY_PROVIDED, Status::kNoServer,
                     problem->message());
@@ -618,8 +697,9 @@ class ShardedClient {
 
   // Where a key goes now: its own server, a probe of it, its failover server,
   // or nowhere.
-  auto route(std::string_view key) -> Route {
-    const std::size_t primary = locator_->locate(key);
+  auto route(std::string_view key) -> Route { return route_from(locator_->locate(key), key); }
+
+  auto route_from(std::size_t primary, std::string_view key) -> Route {
     if (!is_ejected(primary)) {
       return Route{primary, false, Status()};
     }
@@ -649,7 +729,7 @@ class ShardedClient {
     if (routed[primary] != 0 && routes[primary].probe) {
       return Route{primary, false, Status()};
     }
-    Route route = this->route(key);
+    Route route = this->route_from(primary, key);
     if (route.status.ok() && routed[route.server] == 0) {
       routes[route.server] = Route{route.server, route.probe, Status()};
       routed[route.server] = 1;
@@ -667,9 +747,9 @@ class ShardedClient {
   // Reads every result of an mget into `sink(key, item)`; answers the final
   // code (MEMCACHED_SUCCESS when the reply ended normally).
   template <class Sink>
-  auto fetch_all(memcached_st* memc, Sink&& sink) -> memcached_return_t {
-    memcached_result_st storage;
-    memcached_result_st* result = memcached_result_create(memc, &storage);
+  auto fetch_all(std::size_t server, Sink&& sink) -> memcached_return_t {
+    memcached_st* memc = handle(server);
+    memcached_result_st* result = handles_[server].result();
     if (result == nullptr) {
       return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
     }
@@ -683,7 +763,6 @@ class ShardedClient {
           std::string_view(memcached_result_key_value(result), memcached_result_key_length(result)),
           std::move(item));
     }
-    memcached_result_free(result);
     if (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND) {
       return MEMCACHED_SUCCESS;
     }

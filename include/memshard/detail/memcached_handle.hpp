@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
@@ -24,32 +23,23 @@
 
 namespace memshard::detail {
 
-/// MemcachedDeleter: frees a memcached_st.
-struct MemcachedDeleter {
-  void operator()(memcached_st* memc) const noexcept { memcached_free(memc); }
-};
-
-/// FreeDeleter: frees a buffer libmemcached allocated with malloc.
-struct FreeDeleter {
-  void operator()(char* buffer) const noexcept {
-    std::free(buffer);  // NOLINT(cppcoreguidelines-no-malloc): libmemcached mallocs
-  }
-};
-
-/// MemcachedHandle: one libmemcached handle configured for one server.
-/// Creation failure throws std::bad_alloc (libmemcached's only failure there);
-/// moves are noexcept and leave the source empty.
+/// MemcachedHandle: one libmemcached handle configured for one server, and the
+/// result object its fetches reuse. Creation failure throws std::bad_alloc
+/// (libmemcached's only failure there); moves are noexcept and leave the source
+/// empty.
 class MemcachedHandle {
  public:
   MemcachedHandle() = default;
 
   MemcachedHandle(const Server& server, const ClientOptions& options)
-      : memc_(memcached_create(nullptr)) {
-    if (!memc_) {
+      : parts_(std::make_unique<Parts>()) {
+    parts_->memc = memcached_create(nullptr);
+    if (parts_->memc == nullptr) {
       throw std::bad_alloc();
     }
-    auto set = [this](memcached_behavior_t flag, std::uint64_t value) {
-      (void)memcached_behavior_set(memc_.get(), flag, value);
+    memcached_st* memc = parts_->memc;
+    auto set = [memc](memcached_behavior_t flag, std::uint64_t value) {
+      (void)memcached_behavior_set(memc, flag, value);
     };
     // Non-blocking sockets are what make the connect timeout effective.
     set(MEMCACHED_BEHAVIOR_NO_BLOCK, 1);
@@ -67,21 +57,55 @@ class MemcachedHandle {
     // Health is memshard's business: libmemcached's own retry clock (whole
     // seconds) must never refuse a request memshard decided to send.
     set(MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
-    const memcached_return_t rc =
-        memcached_server_add(memc_.get(), server.host.c_str(), server.port);
+    const memcached_return_t rc = memcached_server_add(memc, server.host.c_str(), server.port);
     if (memcached_failed(rc)) {
       throw_config_error("libmemcached refused the server", server.endpoint());
     }
   }
 
-  [[nodiscard]] auto native_handle() const noexcept -> memcached_st* { return memc_.get(); }
-  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(memc_); }
+  [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
+    return parts_ ? parts_->memc : nullptr;
+  }
+  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(parts_); }
 
-  /// reset: closes the connection and frees the handle.
-  void reset() noexcept { memc_.reset(); }
+  /// result: a caller-owned memcached_result_st for this handle's fetches,
+  /// created on first use (nullptr if libmemcached cannot). Being caller-owned,
+  /// libmemcached resets it at the end of a reply instead of freeing it.
+  [[nodiscard]] auto result() noexcept -> memcached_result_st* {
+    if (!parts_) {
+      return nullptr;
+    }
+    if (!parts_->has_result) {
+      parts_->has_result = memcached_result_create(parts_->memc, &parts_->result) != nullptr;
+    }
+    return parts_->has_result ? &parts_->result : nullptr;
+  }
+
+  /// reset: frees the result, closes the connection and frees the handle.
+  void reset() noexcept { parts_.reset(); }
 
  private:
-  std::unique_ptr<memcached_st, MemcachedDeleter> memc_;
+  // Heap-allocated so that the result's address survives moves.
+  struct Parts {
+    Parts() = default;
+    Parts(const Parts&) = delete;
+    auto operator=(const Parts&) -> Parts& = delete;
+    Parts(Parts&&) = delete;
+    auto operator=(Parts&&) -> Parts& = delete;
+    ~Parts() {
+      if (has_result) {
+        memcached_result_free(&result);  // before the handle it belongs to
+      }
+      if (memc != nullptr) {
+        memcached_free(memc);
+      }
+    }
+    memcached_st* memc = nullptr;
+    memcached_result_st result{};
+    bool has_result = false;
+  };
+
+  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace memshard::detail
