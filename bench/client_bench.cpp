@@ -92,6 +92,12 @@
 
 namespace {
 
+// Frees a value buffer that memcached_get allocated with malloc.
+struct FreeBuffer {
+  void operator()(char* buffer) const noexcept { std::free(buffer); }
+};
+
+
 using memshard::ClientOptions;
 using memshard::Crc32;
 using memshard::KetamaLocator;
@@ -355,7 +361,7 @@ auto libmemcached_get(std::string name, memcached_st* memc, const Data& data,
               std::size_t length = 0;
               std::uint32_t flags = 0;
               memcached_return_t rc = MEMCACHED_SUCCESS;
-              const std::unique_ptr<char, memshard::detail::FreeDeleter> value(
+              const std::unique_ptr<char, FreeBuffer> value(
                   memcached_get(memc, key.data(), key.size(), &length, &flags, &rc));
               if (!value || std::string_view(value.get(), length) != data.values[i]) {
                 ++failed;
