@@ -299,10 +299,16 @@ TYPED_TEST(ShardedClientTest, MultiGetReturnsExactlyTheStoredValues) {
               .ok());
     }
   }
-  keys.push_back("multi:7");  // a duplicate
-  keys.push_back("bad key");  // invalid
+  const auto missing =
+      static_cast<std::size_t>(std::find(stored.begin(), stored.end(), 0) - stored.begin());
+  keys.push_back("multi:7");      // a duplicate
+  keys.push_back("bad key");      // invalid
+  keys.push_back(keys[missing]);  // a duplicate of a miss
+  keys.push_back("multi:7");      // and again
   stored.push_back(stored[7]);
   stored.push_back(0);
+  stored.push_back(0);
+  stored.push_back(stored[7]);
   std::vector<std::string_view> views(keys.begin(), keys.end());
   const auto result = client.get_multi(views);
   ASSERT_EQ(result.items.size(), keys.size());

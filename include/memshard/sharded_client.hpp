@@ -9,6 +9,7 @@
 #include <libmemcached-1.0/memcached.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <concepts>
@@ -370,7 +371,7 @@ class ShardedClient {
   /// get_multi: reads many keys at once. Keys are grouped by server; every
   /// server is sent its request before any answer is read, so the call takes
   /// about as long as the slowest server, not the sum. A failing server fails
-  /// only its own keys. Duplicate keys are read once.
+  /// only its own keys. A key listed twice is read twice.
   auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
     constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     const std::size_t n = keys.size();
@@ -378,108 +379,73 @@ class ShardedClient {
     MultiGetResult out;
     out.items.resize(n);
     out.statuses.resize(n);
-    std::vector<Route> routes(count);
-    std::vector<std::uint8_t> routed(count, 0);
-    // The server of every valid key, then the keys grouped by server (a
-    // counting sort that keeps request order inside each group).
-    std::vector<std::size_t> server_of(n, kNone);
-    std::vector<std::size_t> bounds(count + 1, 0);
+    Batch& batch = batch_;
+    batch.routes.assign(count, Route{});
+    batch.routed.assign(count, 0);
+    // The server of every valid key, then the keys grouped by server with a
+    // counting sort that keeps request order inside each group.
+    batch.server_of.assign(n, kNone);
+    batch.bounds.assign(count + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
       if (auto refused = check(keys[i])) {
         out.statuses[i] = std::move(*refused);
         continue;
       }
-      Route route = route_for_batch(keys[i], routes, routed);
+      Route route = route_for_batch(keys[i], batch.routes, batch.routed);
       if (!route.status.ok()) {
         out.statuses[i] = std::move(route.status);
         continue;
       }
-      server_of[i] = route.server;
-      ++bounds[route.server + 1];
+      batch.server_of[i] = route.server;
+      ++batch.bounds[route.server + 1];
     }
     for (std::size_t s = 0; s < count; ++s) {
-      bounds[s + 1] += bounds[s];
+      batch.bounds[s + 1] += batch.bounds[s];
     }
-    std::vector<std::size_t> order(bounds[count]);
-    {
-      std::vector<std::size_t> fill(bounds.begin(), bounds.end() - 1);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (server_of[i] != kNone) {
-          order[fill[server_of[i]]++] = i;
-        }
+    batch.order.resize(batch.bounds[count]);
+    batch.fill.assign(batch.bounds.begin(), batch.bounds.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (batch.server_of[i] != kNone) {
+        batch.order[batch.fill[batch.server_of[i]]++] = i;
       }
-    }
-    // Duplicates (always in the same group) are read once: dup_of[i] names the
-    // first occurrence. Found by sorting each group, no hashing.
-    std::vector<std::size_t> dup_of;
-    std::vector<std::size_t> scratch;
-    std::vector<std::size_t> ends(count);
-    for (std::size_t s = 0; s < count; ++s) {
-      const std::size_t first = bounds[s];
-      std::size_t last = bounds[s + 1];
-      if (last - first > 1) {
-        scratch.assign(order.begin() + static_cast<std::ptrdiff_t>(first),
-                       order.begin() + static_cast<std::ptrdiff_t>(last));
-        std::sort(scratch.begin(), scratch.end(), [&keys](std::size_t a, std::size_t b) {
-          return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
-        });
-        bool any = false;
-        for (std::size_t k = 1; k < scratch.size(); ++k) {
-          if (keys[scratch[k]] == keys[scratch[k - 1]]) {
-            if (!any) {
-              dup_of.assign(n, kNone);
-              any = true;
-            }
-            dup_of[scratch[k]] =
-                dup_of[scratch[k - 1]] != kNone ? dup_of[scratch[k - 1]] : scratch[k - 1];
-          }
-        }
-        if (any) {
-          last = static_cast<std::size_t>(
-              std::remove_if(order.begin() + static_cast<std::ptrdiff_t>(first),
-                             order.begin() + static_cast<std::ptrdiff_t>(last),
-                             [&dup_of](std::size_t i) { return dup_of[i] != kNone; }) -
-              order.begin());
-        }
-      }
-      ends[s] = last;
     }
     // Send every server its request, then read the answers.
-    std::vector<memcached_return_t> sent(count, MEMCACHED_SUCCESS);
-    std::vector<const char*> key_ptrs;
-    std::vector<std::size_t> key_lengths;
-    key_ptrs.reserve(order.size());
-    key_lengths.reserve(order.size());
+    batch.sent.assign(count, MEMCACHED_SUCCESS);
     for (std::size_t s = 0; s < count; ++s) {
-      if (ends[s] == bounds[s]) {
+      if (batch.bounds[s] == batch.bounds[s + 1]) {
         continue;
       }
-      key_ptrs.clear();
-      key_lengths.clear();
-      for (std::size_t k = bounds[s]; k < ends[s]; ++k) {
-        key_ptrs.push_back(keys[order[k]].data());
-        key_lengths.push_back(keys[order[k]].size());
+      batch.key_ptrs.clear();
+      batch.key_lengths.clear();
+      for (std::size_t k = batch.bounds[s]; k < batch.bounds[s + 1]; ++k) {
+        batch.key_ptrs.push_back(keys[batch.order[k]].data());
+        batch.key_lengths.push_back(keys[batch.order[k]].size());
       }
-      sent[s] = memcached_mget(handle(s), key_ptrs.data(), key_lengths.data(), key_ptrs.size());
+      batch.sent[s] = memcached_mget(handle(s), batch.key_ptrs.data(), batch.key_lengths.data(),
+                                     batch.key_ptrs.size());
     }
     for (std::size_t s = 0; s < count; ++s) {
-      const std::size_t first = bounds[s];
-      const std::size_t last = ends[s];
+      const std::size_t first = batch.bounds[s];
+      const std::size_t last = batch.bounds[s + 1];
       if (last == first) {
         continue;
       }
-      memcached_return_t rc = sent[s];
+      memcached_return_t rc = batch.sent[s];
       if (memcached_success(rc)) {
-        // memcached answers in request order and skips misses: match by
-        // walking forward; anything unexpected falls back to a full scan.
+        // memcached answers in request order, once per requested key (so also
+        // once per duplicate), and skips misses: match by walking forward;
+        // anything unexpected falls back to a scan for an unanswered key.
         std::size_t next = first;
         rc = fetch_all(s, [&](std::string_view key, Item&& item) {
           std::size_t k = next;
-          while (k < last && keys[order[k]] != key) {
+          while (k < last && keys[batch.order[k]] != key) {
             ++k;
           }
           if (k == last) {
-            for (k = first; k < last && keys[order[k]] != key; ++k) {
+            for (k = first; k < last; ++k) {
+              if (keys[batch.order[k]] == key && !out.items[batch.order[k]]) {
+                break;
+              }
             }
             if (k == last) {
               return;
@@ -487,32 +453,22 @@ class ShardedClient {
           } else {
             next = k + 1;
           }
-          out.items[order[k]] = std::move(item);
+          out.items[batch.order[k]] = std::move(item);
         });
       }
-      Status status = finish(routes[s], rc, "get_multi");
-      std::uint64_t hits = 0;
-      for (std::size_t k = first; k < last; ++k) {
-        const std::size_t i = order[k];
-        out.statuses[i] = status;
-        if (!status.ok()) {
-          out.items[i].reset();
-        } else if (out.items[i]) {
-          ++hits;
-        }
-      }
+      Status status = finish(batch.routes[s], rc, "get_multi");
       if (status.ok()) {
+        std::uint64_t hits = 0;
+        for (std::size_t k = first; k < last; ++k) {
+          hits += out.items[batch.order[k]] ? 1U : 0U;
+        }
         auto& state = *states_[s];
         state.hits.fetch_add(hits, std::memory_order_relaxed);
         state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
-      }
-    }
-    // Duplicates share the answer of their first occurrence.
-    if (!dup_of.empty()) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (dup_of[i] != kNone) {
-          out.items[i] = out.items[dup_of[i]];
-          out.statuses[i] = out.statuses[dup_of[i]];
+      } else {
+        for (std::size_t k = first; k < last; ++k) {
+          out.statuses[batch.order[k]] = status;
+          out.items[batch.order[k]].reset();
         }
       }
     }
@@ -593,6 +549,15 @@ class ShardedClient {
  private:
   struct CloneTag {};
 
+  static constexpr std::array<bool, 256> kBadKeyByte = [] {
+    std::array<bool, 256> table{};
+    for (std::size_t byte = 0; byte <= 0x20; ++byte) {
+      table[byte] = true;
+    }
+    table[0x7f] = true;
+    return table;
+  }();
+
   enum class Store : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend };
 
   struct Route {
@@ -652,12 +617,12 @@ class ShardedClient {
   [[nodiscard]] auto check(std::string_view key, std::string_view value = {}) const
       -> std::optional<Status> {
     if (!key.empty() && key.size() <= kMaxKeyLength && value.size() <= options_.max_value_size) {
-      unsigned bad = 0;
+      // The common case in one pass: no space, control byte or DEL.
+      bool bad = false;
       for (const char c : key) {
-        const auto byte = static_cast<unsigned char>(c);
-        bad |= static_cast<unsigned>(byte <= 0x20) | static_cast<unsigned>(byte == 0x7f);
+        bad |= kBadKeyByte[static_cast<unsigned char>(c)];
       }
-      if (bad == 0) {
+      if (!bad) {
         return std::nullopt;
       }
     }
@@ -898,6 +863,19 @@ class ShardedClient {
   std::vector<std::shared_ptr<detail::ServerState>> states_;
   std::vector<detail::MemcachedHandle> handles_;
   std::vector<std::uint8_t> avoid_;  // scratch for failover routing
+  // Scratch for get_multi, kept between calls to save allocations.
+  struct Batch {
+    std::vector<Route> routes;
+    std::vector<std::uint8_t> routed;
+    std::vector<std::size_t> server_of;
+    std::vector<std::size_t> bounds;
+    std::vector<std::size_t> fill;
+    std::vector<std::size_t> order;
+    std::vector<memcached_return_t> sent;
+    std::vector<const char*> key_ptrs;
+    std::vector<std::size_t> key_lengths;
+  };
+  Batch batch_;
 };
 
 /// make_client: a client whose placement is profile `profile` (see
