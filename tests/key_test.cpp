@@ -69,6 +69,26 @@ TEST(KeyTest, EveryByteValueIsClassified) {
   }
 }
 
+TEST(KeyTest, FastValidityAgreesWithCheckKeyForEveryByteAtEveryOffset) {
+  // is_valid_key looks at eight bytes at a time: every byte value in every
+  // lane, next to neighbours that are themselves close to the limits.
+  for (std::size_t length : {1U, 7U, 8U, 9U, 16U, 23U, 250U}) {
+    for (std::size_t offset = 0; offset < length; ++offset) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string key(length, '\x21');
+        for (std::size_t i = 0; i < length; i += 2) {
+          key[i] = static_cast<char>(0x80);
+        }
+        key[offset] = static_cast<char>(byte);
+        ASSERT_EQ(memshard::is_valid_key(key), !check_key(key).has_value())
+            << "length " << length << " offset " << offset << " byte " << byte;
+      }
+    }
+  }
+  EXPECT_FALSE(memshard::is_valid_key(""));
+  EXPECT_FALSE(memshard::is_valid_key(std::string(251, 'k')));
+}
+
 TEST(KeyTest, ErrcNames) {
   EXPECT_EQ(memshard::to_string(KeyErrc::kEmpty), "empty");
   EXPECT_EQ(memshard::to_string(KeyErrc::kTooLong), "too_long");

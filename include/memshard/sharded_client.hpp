@@ -275,8 +275,9 @@ class ShardedClient {
     memcached_return_t rc = memcached_mget(memc, keys, lengths, 1);
     std::optional<Item> item;
     if (memcached_success(rc)) {
-      rc = fetch_all(route.server,
-                     [&item](std::string_view, Item&& found) { item = std::move(found); });
+      rc = fetch_all(route.server, [&item](std::string_view, const memcached_result_st& found) {
+        fill(item, found);
+      });
     }
     Status status = finish(route, rc, "get");
     if (!status.ok()) {
@@ -436,7 +437,7 @@ class ShardedClient {
         // once per duplicate), and skips misses: match by walking forward;
         // anything unexpected falls back to a scan for an unanswered key.
         std::size_t next = first;
-        rc = fetch_all(s, [&](std::string_view key, Item&& item) {
+        rc = fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
           std::size_t k = next;
           while (k < last && keys[batch.order[k]] != key) {
             ++k;
@@ -453,7 +454,7 @@ class ShardedClient {
           } else {
             next = k + 1;
           }
-          out.items[batch.order[k]] = std::move(item);
+          fill(out.items[batch.order[k]], result);
         });
       }
       Status status = finish(batch.routes[s], rc, "get_multi");
@@ -549,15 +550,6 @@ class ShardedClient {
  private:
   struct CloneTag {};
 
-  static constexpr std::array<bool, 256> kBadKeyByte = [] {
-    std::array<bool, 256> table{};
-    for (std::size_t byte = 0; byte <= 0x20; ++byte) {
-      table[byte] = true;
-    }
-    table[0x7f] = true;
-    return table;
-  }();
-
   enum class Store : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend };
 
   struct Route {
@@ -616,15 +608,8 @@ class ShardedClient {
   // Key rules and value size, checked before anything reaches the wire.
   [[nodiscard]] auto check(std::string_view key, std::string_view value = {}) const
       -> std::optional<Status> {
-    if (!key.empty() && key.size() <= kMaxKeyLength && value.size() <= options_.max_value_size) {
-      // The common case in one pass: no space, control byte or DEL.
-      bool bad = false;
-      for (const char c : key) {
-        bad |= kBadKeyByte[static_cast<unsigned char>(c)];
-      }
-      if (!bad) {
-        return std::nullopt;
-      }
+    if (value.size() <= options_.max_value_size && is_valid_key(key)) {
+      return std::nullopt;  // the common case, in one cheap pass
     }
     if (const auto problem = check_key(key)) {
       return Status(Errc::kInvalidKey, MEMCACHED_BAD_KEY_PROVIDED, Status::kNoServer,
@@ -709,7 +694,17 @@ class ShardedClient {
     return handles_[server].native_handle();
   }
 
-  // Reads every result of an mget into `sink(key, item)`; answers the final
+  // Copies one fetched result into `item`.
+  static void fill(std::optional<Item>& item, const memcached_result_st& result) {
+    if (!item) {
+      item.emplace();
+    }
+    item->value.assign(memcached_result_value(&result), memcached_result_length(&result));
+    item->flags = memcached_result_flags(&result);
+    item->cas = memcached_result_cas(&result);
+  }
+
+  // Hands every result of an mget to `sink(key, result)`; answers the final
   // code (MEMCACHED_SUCCESS when the reply ended normally).
   template <class Sink>
   auto fetch_all(std::size_t server, Sink&& sink) -> memcached_return_t {
@@ -720,13 +715,9 @@ class ShardedClient {
     }
     memcached_return_t rc = MEMCACHED_SUCCESS;
     while (memcached_fetch_result(memc, result, &rc) != nullptr) {
-      Item item;
-      item.value.assign(memcached_result_value(result), memcached_result_length(result));
-      item.flags = memcached_result_flags(result);
-      item.cas = memcached_result_cas(result);
       sink(
           std::string_view(memcached_result_key_value(result), memcached_result_key_length(result)),
-          std::move(item));
+          *result);
     }
     if (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND) {
       return MEMCACHED_SUCCESS;
