@@ -450,6 +450,7 @@ CLIENT_SINGLE = [
 ]
 CLIENT_MULTI = [
     ("sharded", "ShardedClient<ketama-md5-weighted>::get_multi"),
+    ("sharded_visit", "ShardedClient<ketama-md5-weighted>::visit_multi, values into reused strings"),
     ("libmemcached", "libmemcached KETAMA_WEIGHTED: memcached_mget + memcached_fetch_result"),
 ]
 

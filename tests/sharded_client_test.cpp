@@ -336,6 +336,39 @@ TYPED_TEST(ShardedClientTest, MultiGetReturnsExactlyTheStoredValues) {
   EXPECT_EQ(result.failures(), 1U);
 }
 
+TYPED_TEST(ShardedClientTest, VisitMultiHandsOutTheSameAnswersWithoutCopies) {
+  auto client = this->make_client();
+  std::vector<std::string> keys;
+  for (int i = 0; i < 120; ++i) {
+    keys.push_back("visit:" + std::to_string(i));
+    if (i % 3 != 0) {
+      ASSERT_TRUE(client.set(keys.back(), "value " + std::to_string(i), Expiry{}, 5U).ok());
+    }
+  }
+  keys.push_back("visit:1");  // a duplicate
+  keys.push_back("bad\nkey");
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<int> hits(keys.size());
+  std::vector<Errc> failures(keys.size(), Errc::kOk);
+  client.visit_multi(
+      views,
+      [&](std::size_t index, const memshard::ItemView& item) {
+        ++hits[index];
+        EXPECT_EQ(item.value, "value " + keys[index].substr(6)) << keys[index];
+        EXPECT_EQ(item.flags, 5U);
+        EXPECT_NE(item.cas, 0U);
+      },
+      [&](std::size_t index, const memshard::Status& status) { failures[index] = status.code(); });
+  const auto owned = client.get_multi(views);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(hits[i], owned.items[i].has_value() ? 1 : 0) << keys[i];
+    EXPECT_EQ(failures[i], owned.statuses[i].code()) << keys[i];
+  }
+  EXPECT_EQ(hits[keys.size() - 2], 1);  // the duplicate was answered too
+  EXPECT_EQ(failures.back(), Errc::kInvalidKey);
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 81);  // 80 stored + the duplicate
+}
+
 TYPED_TEST(ShardedClientTest, StatsCountOperationsHitsAndMisses) {
   auto client = this->make_client();
   ASSERT_TRUE(client.set("s", "v").ok());

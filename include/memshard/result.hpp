@@ -174,6 +174,14 @@ struct Item {
   friend auto operator==(const Item&, const Item&) -> bool = default;
 };
 
+/// ItemView: an item as ShardedClient::visit_multi hands it out; the value
+/// points into the client's buffer and is valid only during the callback.
+struct ItemView {
+  std::string_view value;
+  std::uint32_t flags = 0;
+  std::uint64_t cas = 0;
+};
+
 }  // namespace memshard
 
 #endif  // MEMSHARD_RESULT_HPP_

@@ -374,12 +374,38 @@ class ShardedClient {
   /// about as long as the slowest server, not the sum. A failing server fails
   /// only its own keys. A key listed twice is read twice.
   auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
+    MultiGetResult out;
+    out.items.resize(keys.size());
+    out.statuses.resize(keys.size());
+    visit_multi(
+        keys,
+        [&out](std::size_t index, const ItemView& item) {
+          std::optional<Item>& slot = out.items[index];
+          if (!slot) {
+            slot.emplace();
+          }
+          slot->value.assign(item.value);
+          slot->flags = item.flags;
+          slot->cas = item.cas;
+        },
+        [&out](std::size_t index, const Status& status) {
+          out.statuses[index] = status;
+          out.items[index].reset();
+        });
+    return out;
+  }
+
+  /// visit_multi: get_multi without copies. Calls `on_hit(index, item)` for
+  /// every key found, with `item` (an ItemView) valid only during the call,
+  /// and `on_failure(index, status)` for every key that could not be read;
+  /// misses get no call. `index` is the key's position in `keys`. A server's
+  /// hits may be reported before its failure is known, so a key may get
+  /// on_hit and then on_failure.
+  template <class OnHit, class OnFailure>
+  void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
     constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     const std::size_t n = keys.size();
     const std::size_t count = servers_.size();
-    MultiGetResult out;
-    out.items.resize(n);
-    out.statuses.resize(n);
     Batch& batch = batch_;
     batch.routes.assign(count, Route{});
     batch.routed.assign(count, 0);
@@ -389,12 +415,12 @@ class ShardedClient {
     batch.bounds.assign(count + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
       if (auto refused = check(keys[i])) {
-        out.statuses[i] = std::move(*refused);
+        on_failure(i, *refused);
         continue;
       }
       Route route = route_for_batch(keys[i], batch.routes, batch.routed);
       if (!route.status.ok()) {
-        out.statuses[i] = std::move(route.status);
+        on_failure(i, route.status);
         continue;
       }
       batch.server_of[i] = route.server;
@@ -404,6 +430,7 @@ class ShardedClient {
       batch.bounds[s + 1] += batch.bounds[s];
     }
     batch.order.resize(batch.bounds[count]);
+    batch.answered.assign(batch.bounds[count], 0);
     batch.fill.assign(batch.bounds.begin(), batch.bounds.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       if (batch.server_of[i] != kNone) {
@@ -432,6 +459,7 @@ class ShardedClient {
         continue;
       }
       memcached_return_t rc = batch.sent[s];
+      std::uint64_t hits = 0;
       if (memcached_success(rc)) {
         // memcached answers in request order, once per requested key (so also
         // once per duplicate), and skips misses: match by walking forward;
@@ -444,7 +472,7 @@ class ShardedClient {
           }
           if (k == last) {
             for (k = first; k < last; ++k) {
-              if (keys[batch.order[k]] == key && !out.items[batch.order[k]]) {
+              if (keys[batch.order[k]] == key && batch.answered[k] == 0) {
                 break;
               }
             }
@@ -454,26 +482,25 @@ class ShardedClient {
           } else {
             next = k + 1;
           }
-          fill(out.items[batch.order[k]], result);
+          batch.answered[k] = 1;
+          ++hits;
+          on_hit(batch.order[k],
+                 ItemView{std::string_view(memcached_result_value(&result),
+                                           memcached_result_length(&result)),
+                          memcached_result_flags(&result), memcached_result_cas(&result)});
         });
       }
-      Status status = finish(batch.routes[s], rc, "get_multi");
+      const Status status = finish(batch.routes[s], rc, "get_multi");
       if (status.ok()) {
-        std::uint64_t hits = 0;
-        for (std::size_t k = first; k < last; ++k) {
-          hits += out.items[batch.order[k]] ? 1U : 0U;
-        }
         auto& state = *states_[s];
         state.hits.fetch_add(hits, std::memory_order_relaxed);
         state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
       } else {
         for (std::size_t k = first; k < last; ++k) {
-          out.statuses[batch.order[k]] = status;
-          out.items[batch.order[k]].reset();
+          on_failure(batch.order[k], status);
         }
       }
     }
-    return out;
   }
 
   /// get_multi for a list of keys: `client.get_multi({"a", "b"})`.
@@ -862,6 +889,7 @@ class ShardedClient {
     std::vector<std::size_t> bounds;
     std::vector<std::size_t> fill;
     std::vector<std::size_t> order;
+    std::vector<std::uint8_t> answered;
     std::vector<memcached_return_t> sent;
     std::vector<const char*> key_ptrs;
     std::vector<std::size_t> key_lengths;
