@@ -789,7 +789,7 @@ class Setup {
       ketama_.visit_multi(
           keys,
           [&](std::size_t index, const memshard::ItemView& item) {
-            visited += item.value == multi_data_.values[indexes[index]] ? 1 : 0;
+            visited += item.value == multi_data_.values[indexes[index]] ? 1U : 0U;
           },
           [](std::size_t, const memshard::Status& status) {
             throw std::runtime_error("ShardedClient::visit_multi: " + status.message());
