@@ -105,6 +105,27 @@ class KeySet {
   return static_cast<std::size_t>(value);
 }
 
+/// FetchResult: a caller-owned memcached_result_st, reused for every fetch on
+/// one handle (libmemcached frees a result it allocated itself at the end of
+/// a reply, so a reused one must be the caller's).
+class FetchResult {
+ public:
+  explicit FetchResult(memcached_st* memc) {
+    if (memcached_result_create(memc, &result_) == nullptr) {
+      throw std::runtime_error("memcached_result_create failed");
+    }
+  }
+  FetchResult(const FetchResult&) = delete;
+  auto operator=(const FetchResult&) -> FetchResult& = delete;
+  FetchResult(FetchResult&&) = delete;
+  auto operator=(FetchResult&&) -> FetchResult& = delete;
+  ~FetchResult() { memcached_result_free(&result_); }
+  auto get() noexcept -> memcached_result_st* { return &result_; }
+
+ private:
+  memcached_result_st result_{};
+};
+
 /// hash_all: `Hash{}(key)` for every key.
 template <class Hash>
 [[nodiscard]] auto hash_all(const KeySet& keys) -> std::vector<std::uint32_t> {

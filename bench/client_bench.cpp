@@ -105,6 +105,7 @@ using memshard::Md5;
 using memshard::ModuloLocator;
 using memshard::Server;
 using memshard::ShardedClient;
+using memshard::bench::FetchResult;
 using memshard::bench::KeySet;
 using memshard::bench::MemcachedPtr;
 using memshard::testing::MemcachedServer;
@@ -237,23 +238,6 @@ auto make_multi_server(std::span<const Server> servers, const ClientOptions& opt
   check_like_client(memc.get(), servers.front(), options);
   return memc;
 }
-
-// FetchResult: a caller-owned result for memcached_fetch_result.
-class FetchResult {
- public:
-  explicit FetchResult(memcached_st* memc) {
-    if (memcached_result_create(memc, &result_) == nullptr) {
-      throw std::runtime_error("memcached_result_create failed");
-    }
-  }
-  FetchResult(const FetchResult&) = delete;
-  auto operator=(const FetchResult&) -> FetchResult& = delete;
-  ~FetchResult() { memcached_result_free(&result_); }
-  auto get() noexcept -> memcached_result_st* { return &result_; }
-
- private:
-  memcached_result_st result_{};
-};
 
 // ---- keys and values --------------------------------------------------------
 

@@ -45,26 +45,14 @@
 namespace {
 
 using memshard::Server;
+using memshard::bench::env_count;
+using memshard::bench::FetchResult;
 using memshard::bench::KeySet;
 using memshard::bench::MemcachedPtr;
 using memshard::testing::MemcachedServer;
 
 constexpr std::string_view kValuePrefix = "memshard-hit-rate:";
 constexpr std::size_t kBatch = 500;
-
-auto env_count(const char* name, std::size_t fallback, std::size_t minimum) -> std::size_t {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') {
-    return fallback;
-  }
-  std::size_t used = 0;
-  const unsigned long long value = std::stoull(text, &used);
-  if (used != std::string_view(text).size() || value < minimum) {
-    throw std::invalid_argument(
-        std::string(name) + " must be a whole number >= " + std::to_string(minimum) + ": " + text);
-  }
-  return static_cast<std::size_t>(value);
-}
 
 // Fleet: the servers under test, with one libmemcached handle each.
 class Fleet {
@@ -148,23 +136,6 @@ auto value_for(std::string_view key) -> std::string {
   value.append(key);
   return value;
 }
-
-// A caller-owned result, reused for every fetch on one handle.
-class FetchResult {
- public:
-  explicit FetchResult(memcached_st* memc) {
-    if (memcached_result_create(memc, &result_) == nullptr) {
-      throw std::runtime_error("memcached_result_create failed");
-    }
-  }
-  FetchResult(const FetchResult&) = delete;
-  auto operator=(const FetchResult&) -> FetchResult& = delete;
-  ~FetchResult() { memcached_result_free(&result_); }
-  auto get() noexcept -> memcached_result_st* { return &result_; }
-
- private:
-  memcached_result_st result_{};
-};
 
 // View: the servers a locator was built for, as a window [first, first + size)
 // of the fleet's list: locator index i is fleet server first + i.
