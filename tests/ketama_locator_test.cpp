@@ -341,6 +341,13 @@ TEST(KetamaLocatorTest, ConfigurationErrorsThrow) {
   bad = servers;
   bad[2] = bad[0];
   EXPECT_THROW(KetamaLocator<Md5>{bad}, ConfigError);
+  // Weights that each fit float32 but whose total does not.
+  bad = servers;
+  for (auto& server : bad) {
+    server.weight = 3e38;
+  }
+  EXPECT_THROW(KetamaLocator<Md5>{bad}, ConfigError);
+  EXPECT_EQ(memshard::weighted_point_count(1, 1e39, 3, 160), 0U);
   // A weight so small that the server gets no point at all.
   bad = servers;
   bad[0].weight = 1e-9;

@@ -100,6 +100,10 @@ TEST(ValidateServerTest, ChecksFieldsSetInCode) {
   EXPECT_THROW(memshard::validate_server(server), ConfigError);
   server.weight = std::numeric_limits<double>::infinity();
   EXPECT_THROW(memshard::validate_server(server), ConfigError);
+  server.weight = 1e-46;  // zero in float32, where weighted rings compute
+  EXPECT_THROW(memshard::validate_server(server), ConfigError);
+  server.weight = 1e39;  // beyond float32
+  EXPECT_THROW(memshard::validate_server(server), ConfigError);
   server.weight = 1;
   server.port = 0;
   EXPECT_THROW(memshard::validate_server(server), ConfigError);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -324,6 +325,92 @@ TEST_F(FailureTest, AHungServerTimesOutWithinTheBound) {
   // The other servers answer as usual meanwhile.
   const auto other = keys_on(client, 1, 1)[0];
   EXPECT_TRUE(client.set(other, "fine").ok());
+}
+
+TEST_F(FailureTest, SeveralHungServersCostOneTimeoutInAMultiGet) {
+  // Three hung servers must cost one I/O timeout, not three (1.5 s here).
+  ClientOptions longer = options(FailurePolicy::kFailFast);
+  longer.io_timeout = milliseconds(500);
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(), longer);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    keys.push_back("hung:" + std::to_string(i));
+    ASSERT_TRUE(client.set(keys.back(), "v").ok());
+  }
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  const StoppedProcess first(servers_[0].pid());
+  const StoppedProcess second(servers_[1].pid());
+  const StoppedProcess third(servers_[2].pid());
+  for (std::size_t s = 0; s < 3; ++s) {
+    ASSERT_TRUE(all_threads_stopped(servers_[s].pid()));
+  }
+  memshard::MultiGetResult result;
+  const auto elapsed = timed([&] { result = client.get_multi(views); });
+  EXPECT_GE(elapsed, longer.io_timeout - milliseconds(50));
+  EXPECT_LE(elapsed, longer.connect_timeout + longer.io_timeout + milliseconds(400));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (client.server_index_for(keys[i]) == 3) {
+      EXPECT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
+    } else {
+      EXPECT_EQ(result.statuses[i].code(), Errc::kTimeout) << keys[i];
+    }
+  }
+}
+
+// Waits until `interval` has passed since `since`, by bounded polling.
+void let_pass(Clock::time_point since, milliseconds interval) {
+  ASSERT_TRUE(eventually([&] { return Clock::now() >= since + interval; }, interval * 2));
+}
+
+TEST_F(FailureTest, AThrowingCallbackDoesNotStrandTheProbe) {
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list(), options(FailurePolicy::kFailFast));
+  const auto keys = keys_on(client, 1, 1);
+  ASSERT_TRUE(client.set(keys[0], "v").ok());
+  servers_[1].stop();
+  while (client.get(keys[0]).code() != Errc::kServerEjected) {
+  }
+  const auto ejected_at = Clock::now();
+  servers_[1].restart();
+  ASSERT_TRUE(client.set(keys_on(client, 0, 1)[0], "unrelated").ok());
+  let_pass(ejected_at, kRetryInterval);
+  ASSERT_TRUE(this->servers_[1].command("set " + keys[0] + " 0 0 1\r\nx").starts_with("STORED"));
+  // The multi-get probes server 1 and its callback throws mid-reply.
+  const std::vector<std::string_view> views = {keys[0]};
+  EXPECT_THROW(
+      client.visit_multi(
+          views,
+          [](std::size_t, const memshard::ItemView&) { throw std::runtime_error("caller failed"); },
+          [](std::size_t, const memshard::Status&) {}),
+      std::runtime_error);
+  // The server is probed again and comes back.
+  EXPECT_TRUE(eventually([&] { return client.get(keys[0]).ok(); }, kRetryInterval * 10));
+  EXPECT_FALSE(client.stats()[1].ejected);
+}
+
+TEST_F(FailureTest, AProbeWonInTheMiddleOfAMultiGetIsKept) {
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list(), options(FailurePolicy::kFailFast));
+  auto other = client.clone();
+  const auto keys = keys_on(client, 1, 2);
+  // While this multi-get routes its keys, another client ejects server 1 and
+  // its retry interval passes: the second key of server 1 wins the probe.
+  const std::vector<std::string_view> views = {keys[0], "bad key", keys[1]};
+  client.visit_multi(
+      views, [](std::size_t, const memshard::ItemView&) {},
+      [&](std::size_t index, const memshard::Status&) {
+        if (index != 1) {
+          return;
+        }
+        {
+          const StoppedProcess stopped(servers_[1].pid());
+          while (other.get(keys[0]).code() != Errc::kServerEjected) {
+          }
+        }
+        let_pass(Clock::now(), kRetryInterval);
+      });
+  EXPECT_FALSE(client.stats()[1].ejected);
+  EXPECT_TRUE(client.get(keys[0]).ok());
 }
 
 TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {

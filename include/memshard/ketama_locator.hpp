@@ -93,6 +93,10 @@ struct RingPoint {
 [[nodiscard]] inline auto weighted_point_count(double weight, double total_weight,
                                                std::size_t servers, std::size_t base) noexcept
     -> std::size_t {
+  constexpr auto kFloatMax = static_cast<double>(std::numeric_limits<float>::max());
+  if (!(weight > 0) || !(total_weight > 0) || weight > kFloatMax || total_weight > kFloatMax) {
+    return 0;  // outside what the float32 formula can express
+  }
   const float pct = static_cast<float>(weight) / static_cast<float>(total_weight);
   const float per_server = pct * static_cast<float>(base);
   const float quarter = per_server / 4.0F;
@@ -100,6 +104,9 @@ struct RingPoint {
   // in the peers; a fused multiply-add would change some counts.
   const volatile float scaled = quarter * static_cast<float>(servers);
   const float biased = scaled + 1e-10F;
+  if (!(biased >= 0) || !std::isfinite(biased)) {
+    return 0;  // not a usable share (a total weight float32 cannot hold)
+  }
   return static_cast<std::size_t>(std::floor(static_cast<double>(biased))) * 4;
 }
 
@@ -281,6 +288,10 @@ class KetamaLocator {
     double total_weight = 0;
     for (const Server& server : servers) {
       total_weight += server.weight;
+    }
+    if (total_weight > static_cast<double>(std::numeric_limits<float>::max())) {
+      detail::throw_config_error("total weight exceeds the float32 range of the weighted ring",
+                                 std::to_string(total_weight));
     }
     const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
     std::string text;

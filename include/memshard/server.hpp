@@ -102,8 +102,11 @@ inline void validate_server(const Server& server) {
   if (server.port == 0) {
     detail::throw_config_error("server port must be a number from 1 to 65535", server.endpoint());
   }
-  if (!std::isfinite(server.weight) || server.weight <= 0) {
-    detail::throw_config_error("server weight must be a positive number",
+  // Weights are used in float32 by the weighted rings: they must survive it.
+  if (!std::isfinite(server.weight) || server.weight <= 0 ||
+      server.weight > static_cast<double>(std::numeric_limits<float>::max()) ||
+      static_cast<float>(server.weight) < std::numeric_limits<float>::min()) {
+    detail::throw_config_error("server weight must be a positive number (float range)",
                                server.endpoint() + " weight " + std::to_string(server.weight));
   }
   if (detail::has_space_or_control(server.name)) {

@@ -94,8 +94,10 @@ struct ServerState {
   /// steady_clock time (ns since its epoch) until which the server is ejected;
   /// 0 when healthy.
   std::atomic<std::int64_t> ejected_until{0};
-  /// Set while one request probes an ejected server.
-  std::atomic<bool> probing{false};
+  /// While one request probes an ejected server: the steady_clock time (ns)
+  /// at which its lease ends; 0 when none. A lease that was never released
+  /// (the prober's thread died in an exception) simply runs out.
+  std::atomic<std::int64_t> probe_until{0};
 };
 
 /// StateRegistry: one ServerState per endpoint, so that a reconfiguration
@@ -104,6 +106,8 @@ class StateRegistry {
  public:
   auto get(const Server& server) -> std::shared_ptr<ServerState> {
     const std::lock_guard<std::mutex> lock(mutex_);
+    // Forget servers no client uses any more (fleets whose addresses churn).
+    std::erase_if(states_, [](const auto& entry) { return entry.second.expired(); });
     auto& slot = states_[server.endpoint()];
     std::shared_ptr<ServerState> state = slot.lock();
     if (!state) {
@@ -372,7 +376,9 @@ class ShardedClient {
   /// get_multi: reads many keys at once. Keys are grouped by server; every
   /// server is sent its request before any answer is read, so the call takes
   /// about as long as the slowest server, not the sum. A failing server fails
-  /// only its own keys. A key listed twice is read twice.
+  /// only its own keys; the whole call ends within connect_timeout +
+  /// io_timeout (plus scheduling), however many servers hang. A key listed
+  /// twice is read twice.
   auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
     MultiGetResult out;
     out.items.resize(keys.size());
@@ -437,69 +443,94 @@ class ShardedClient {
         batch.order[batch.fill[batch.server_of[i]]++] = i;
       }
     }
-    // Send every server its request, then read the answers.
+    // Send every server its request, then read the answers, all within one
+    // deadline: hung servers cost one timeout in all, not one each.
+    const std::int64_t deadline =
+        detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
     batch.sent.assign(count, MEMCACHED_SUCCESS);
-    for (std::size_t s = 0; s < count; ++s) {
-      if (batch.bounds[s] == batch.bounds[s + 1]) {
-        continue;
+    batch.done.assign(count, 0);
+    try {
+      for (std::size_t s = 0; s < count; ++s) {
+        if (batch.bounds[s] == batch.bounds[s + 1]) {
+          continue;
+        }
+        batch.key_ptrs.clear();
+        batch.key_lengths.clear();
+        for (std::size_t k = batch.bounds[s]; k < batch.bounds[s + 1]; ++k) {
+          batch.key_ptrs.push_back(keys[batch.order[k]].data());
+          batch.key_lengths.push_back(keys[batch.order[k]].size());
+        }
+        memcached_st* memc = handle(s);
+        limit_wait(memc, deadline);
+        batch.sent[s] = memcached_mget(memc, batch.key_ptrs.data(), batch.key_lengths.data(),
+                                       batch.key_ptrs.size());
       }
-      batch.key_ptrs.clear();
-      batch.key_lengths.clear();
-      for (std::size_t k = batch.bounds[s]; k < batch.bounds[s + 1]; ++k) {
-        batch.key_ptrs.push_back(keys[batch.order[k]].data());
-        batch.key_lengths.push_back(keys[batch.order[k]].size());
-      }
-      batch.sent[s] = memcached_mget(handle(s), batch.key_ptrs.data(), batch.key_lengths.data(),
-                                     batch.key_ptrs.size());
-    }
-    for (std::size_t s = 0; s < count; ++s) {
-      const std::size_t first = batch.bounds[s];
-      const std::size_t last = batch.bounds[s + 1];
-      if (last == first) {
-        continue;
-      }
-      memcached_return_t rc = batch.sent[s];
-      std::uint64_t hits = 0;
-      if (memcached_success(rc)) {
-        // memcached answers in request order, once per requested key (so also
-        // once per duplicate), and skips misses: match by walking forward;
-        // anything unexpected falls back to a scan for an unanswered key.
-        std::size_t next = first;
-        rc = fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
-          std::size_t k = next;
-          while (k < last && keys[batch.order[k]] != key) {
-            ++k;
-          }
-          if (k == last) {
-            for (k = first; k < last; ++k) {
-              if (keys[batch.order[k]] == key && batch.answered[k] == 0) {
-                break;
-              }
+      for (std::size_t s = 0; s < count; ++s) {
+        const std::size_t first = batch.bounds[s];
+        const std::size_t last = batch.bounds[s + 1];
+        if (last == first) {
+          continue;
+        }
+        memcached_return_t rc = batch.sent[s];
+        std::uint64_t hits = 0;
+        if (memcached_success(rc)) {
+          limit_wait(handle(s), deadline);
+          // memcached answers in request order, once per requested key (so also
+          // once per duplicate), and skips misses: match by walking forward;
+          // anything unexpected falls back to a scan for an unanswered key.
+          std::size_t next = first;
+          rc = fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
+            std::size_t k = next;
+            while (k < last && keys[batch.order[k]] != key) {
+              ++k;
             }
             if (k == last) {
-              return;
+              for (k = first; k < last; ++k) {
+                if (keys[batch.order[k]] == key && batch.answered[k] == 0) {
+                  break;
+                }
+              }
+              if (k == last) {
+                return;
+              }
+            } else {
+              next = k + 1;
             }
-          } else {
-            next = k + 1;
+            batch.answered[k] = 1;
+            ++hits;
+            on_hit(batch.order[k],
+                   ItemView{std::string_view(memcached_result_value(&result),
+                                             memcached_result_length(&result)),
+                            memcached_result_flags(&result), memcached_result_cas(&result)});
+          });
+        }
+        if (handles_[s]) {
+          restore_wait(handles_[s].native_handle());
+        }
+        batch.done[s] = 1;
+        const Status status = finish(batch.routes[s], rc, "get_multi");
+        if (status.ok()) {
+          auto& state = *states_[s];
+          state.hits.fetch_add(hits, std::memory_order_relaxed);
+          state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
+        } else {
+          for (std::size_t k = first; k < last; ++k) {
+            on_failure(batch.order[k], status);
           }
-          batch.answered[k] = 1;
-          ++hits;
-          on_hit(batch.order[k],
-                 ItemView{std::string_view(memcached_result_value(&result),
-                                           memcached_result_length(&result)),
-                          memcached_result_flags(&result), memcached_result_cas(&result)});
-        });
-      }
-      const Status status = finish(batch.routes[s], rc, "get_multi");
-      if (status.ok()) {
-        auto& state = *states_[s];
-        state.hits.fetch_add(hits, std::memory_order_relaxed);
-        state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
-      } else {
-        for (std::size_t k = first; k < last; ++k) {
-          on_failure(batch.order[k], status);
         }
       }
+    } catch (...) {
+      // A callback or an allocation threw: drop the connections that may hold
+      // unread replies, and give up this batch's probes at once.
+      for (std::size_t s = 0; s < count; ++s) {
+        if (batch.routed[s] != 0 && batch.done[s] == 0) {
+          handles_[s].reset();
+          if (batch.routes[s].probe) {
+            states_[s]->probe_until.store(0, std::memory_order_release);
+          }
+        }
+      }
+      throw;
     }
   }
 
@@ -655,15 +686,26 @@ class ShardedClient {
   }
 
   // Whether this request may probe the ejected `server`: its retry interval
-  // has passed and no other request is probing it.
+  // has passed and no other request holds a live probe lease on it.
   [[nodiscard]] auto try_probe(std::size_t server) noexcept -> bool {
     detail::ServerState& state = *states_[server];
     const std::int64_t until = state.ejected_until.load(std::memory_order_acquire);
-    if (until == 0 || detail::steady_now_ns() < until) {
+    if (until == 0) {
       return false;
     }
-    bool expected = false;
-    return state.probing.compare_exchange_strong(expected, true, std::memory_order_acq_rel);
+    const std::int64_t now = detail::steady_now_ns();
+    if (now < until) {
+      return false;
+    }
+    std::int64_t lease = state.probe_until.load(std::memory_order_acquire);
+    if (lease != 0 && now < lease) {
+      return false;
+    }
+    const std::int64_t new_lease =
+        now + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  options_.connect_timeout + options_.io_timeout + options_.retry_interval)
+                  .count();
+    return state.probe_until.compare_exchange_strong(lease, new_lease, std::memory_order_acq_rel);
   }
 
   [[nodiscard]] auto ejected_status(std::size_t server) const -> Status {
@@ -707,11 +749,39 @@ class ShardedClient {
       return Route{primary, false, Status()};
     }
     Route route = this->route_from(primary, key);
-    if (route.status.ok() && routed[route.server] == 0) {
-      routes[route.server] = Route{route.server, route.probe, Status()};
-      routed[route.server] = 1;
+    if (route.status.ok()) {
+      if (routed[route.server] == 0) {
+        routes[route.server] = Route{route.server, route.probe, Status()};
+        routed[route.server] = 1;
+      } else if (route.probe) {
+        routes[route.server].probe = true;  // this batch's request is the probe
+      }
     }
     return route;
+  }
+
+  [[nodiscard]] static auto to_ns(std::chrono::milliseconds duration) noexcept -> std::int64_t {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
+  }
+
+  // Shortens a handle's waits so that they end by `deadline` (steady_clock
+  // ns); at least 1 ms, so an answer that has already arrived is still read.
+  void limit_wait(memcached_st* memc, std::int64_t deadline) const noexcept {
+    const std::int64_t left_ms = (deadline - detail::steady_now_ns()) / 1'000'000;
+    const auto wait = static_cast<std::uint64_t>(std::max<std::int64_t>(left_ms, 1));
+    (void)memcached_behavior_set(
+        memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
+        std::min(wait, static_cast<std::uint64_t>(options_.io_timeout.count())));
+    (void)memcached_behavior_set(
+        memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+        std::min(wait, static_cast<std::uint64_t>(options_.connect_timeout.count())));
+  }
+
+  void restore_wait(memcached_st* memc) const noexcept {
+    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
+                                 static_cast<std::uint64_t>(options_.io_timeout.count()));
+    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+                                 static_cast<std::uint64_t>(options_.connect_timeout.count()));
   }
 
   auto handle(std::size_t server) -> memcached_st* {
@@ -779,9 +849,7 @@ class ShardedClient {
       const std::uint32_t failures =
           state.consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
       if (route.probe || failures >= options_.failure_limit) {
-        const std::int64_t until =
-            detail::steady_now_ns() +
-            std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_interval).count();
+        const std::int64_t until = detail::steady_now_ns() + to_ns(options_.retry_interval);
         const std::int64_t before = state.ejected_until.exchange(until, std::memory_order_acq_rel);
         if (before == 0) {
           state.ejections.fetch_add(1, std::memory_order_relaxed);
@@ -797,7 +865,7 @@ class ShardedClient {
       }
     }
     if (route.probe) {
-      state.probing.store(false, std::memory_order_release);
+      state.probe_until.store(0, std::memory_order_release);
     }
     return status;
   }
@@ -890,6 +958,7 @@ class ShardedClient {
     std::vector<std::size_t> fill;
     std::vector<std::size_t> order;
     std::vector<std::uint8_t> answered;
+    std::vector<std::uint8_t> done;
     std::vector<memcached_return_t> sent;
     std::vector<const char*> key_ptrs;
     std::vector<std::size_t> key_lengths;
