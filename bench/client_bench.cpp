@@ -20,6 +20,12 @@
 //                             MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, on the same
 //                             keys as ketama (the like-for-like reference of
 //                             the contenders whose keys are spread);
+//   twemproxy                 libmemcached through twemproxy: nutcracker,
+//                             started here on 127.0.0.1 with one md5/ketama
+//                             pool of every server, as the single server of a
+//                             memcached_st, on the same keys as ketama (left
+//                             out, with a note, when no nutcracker binary is
+//                             found; see bench/nutcracker_proxy.hpp);
 //   libmemcached              the baseline: a memcached_st holding only the
 //                             first server, doing memcached_get / memcached_set
 //                             on keys stored on that server.
@@ -47,7 +53,16 @@
 // per call are medians over the rounds. Counters per contender: <name>_ns,
 // <name>_keys (distinct keys, or key lists, it cycles over), <name>_ratio with
 // _lo and _hi, and for ketama and modulo <name>_ratio_ref (with _lo, _hi), the
-// same paired ratio against libmemcached_all.
+// same paired ratio against libmemcached_all; ketama_ratio_twemproxy (with
+// _lo, _hi), ketama's paired ratio against twemproxy.
+//
+// Before timing, every key of the single get/set runs is written through the
+// proxy and read back through it (the values must match), and 200 further
+// keys written through the proxy alone are looked for on every server
+// directly: where twemproxy put each one, against the server memshard's
+// libmemcached_ketama_weighted ring names, goes to the context
+// (memshard_client_twemproxy_placement). A fact, not a check: the two rings
+// need not agree.
 //
 // Servers: MEMSHARD_SERVERS=host:port,... (2 to 100 servers; only keys under
 // "memshard-client:" are written, nothing is flushed) or
@@ -89,6 +104,7 @@
 #include "bench_support.hpp"
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/memshard.hpp"
+#include "nutcracker_proxy.hpp"
 #include "support/memcached_server.hpp"
 
 namespace {
@@ -293,6 +309,7 @@ struct Contender {
   std::size_t keys = 0;  // distinct keys (or key lists) it cycles over
   std::function<std::size_t(std::size_t)> run;
   std::string reference{};  // another contender to compare with, besides the baseline
+  std::vector<std::string> also_against{};  // more contenders to compare with, if present
 };
 
 // Cursor: cycles over a list of key indexes.
@@ -646,6 +663,10 @@ void measure(benchmark::State& state, const std::string& benchmark_name,
         if (contenders[to].name == contenders[c].reference) {
           publish(name + "_ratio_ref", c, to);
         }
+        const auto& others = contenders[c].also_against;
+        if (std::find(others.begin(), others.end(), contenders[to].name) != others.end()) {
+          publish(name + "_ratio_" + contenders[to].name, c, to);
+        }
       }
     }
     state.counters["rounds"] = static_cast<double>(rounds);
@@ -695,6 +716,7 @@ class Setup {
       require(ketama_.set(multi_data_.keys[i], multi_data_.values[i]), "ketama set (multi)");
     }
     check_multi();
+    start_proxy();
   }
 
   // Order: the ShardedClient contenders, (c), then the baseline (b) last.
@@ -708,6 +730,11 @@ class Setup {
         sharded_get("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
     out.push_back(
         libmemcached_get("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
+    if (via_proxy_) {
+      out.push_back(
+          libmemcached_get("twemproxy", via_proxy_.get(), single_data_, all_indexes(kSingleKeys)));
+      out[0].also_against = {"twemproxy"};
+    }
     out.push_back(
         libmemcached_get("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
     out[0].reference = out[1].reference = "libmemcached_all";
@@ -724,6 +751,11 @@ class Setup {
         sharded_set("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
     out.push_back(
         libmemcached_set("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
+    if (via_proxy_) {
+      out.push_back(
+          libmemcached_set("twemproxy", via_proxy_.get(), single_data_, all_indexes(kSingleKeys)));
+      out[0].also_against = {"twemproxy"};
+    }
     out.push_back(
         libmemcached_set("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
     out[0].reference = out[1].reference = "libmemcached_all";
@@ -814,6 +846,109 @@ class Setup {
     }
   }
 
+  // Starts nutcracker in front of every server (or notes why there is none),
+  // checks what it stores and reads, and finds where it places keys.
+  void start_proxy() {
+    const std::string binary = memshard::bench::find_nutcracker();
+    if (binary.empty()) {
+      benchmark::AddCustomContext("memshard_client_twemproxy",
+                                  "skipped: no nutcracker binary (install the Debian package "
+                                  "nutcracker, or set MEMSHARD_NUTCRACKER)");
+      std::cerr << "memshard: nutcracker not found, no twemproxy contender\n";
+      return;
+    }
+    proxy_ = std::make_unique<memshard::bench::NutcrackerProxy>(binary, servers_);
+    via_proxy_ = make_single_server(memshard::parse_server(proxy_->endpoint()), options_);
+    std::cerr << "memshard: started " << proxy_->version() << " on " << proxy_->endpoint()
+              << " (pid " << proxy_->pid() << ")\n";
+    benchmark::AddCustomContext("memshard_client_twemproxy",
+                                proxy_->version() + " on " + proxy_->endpoint() +
+                                    " (hash md5, distribution ketama, auto_eject_hosts false)");
+    memcached_st* proxy = via_proxy_.get();
+    // What the proxy stores, it reads back: the contender's keys and values.
+    for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
+      const std::string& key = single_data_.keys[i];
+      const std::string& value = single_data_.values[i];
+      memshard::bench::check(
+          memcached_set(proxy, key.data(), key.size(), value.data(), value.size(), 0, 0), proxy,
+          "set through twemproxy");
+    }
+    for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
+      if (read(proxy, single_data_.keys[i]) != single_data_.values[i]) {
+        throw std::runtime_error("twemproxy: a wrong value or a miss for " + single_data_.keys[i] +
+                                 " after a set through it");
+      }
+    }
+    check_proxy_placement(proxy);
+  }
+
+  // Writes 200 fresh keys through the proxy only, then asks every server
+  // directly which of them it holds.
+  void check_proxy_placement(memcached_st* proxy) {
+    constexpr std::size_t kProbeKeys = 200;
+    const Data probes(kProbeKeys, 0x7477656D70726F78ULL);
+    std::vector<MemcachedPtr> direct;
+    for (const Server& server : servers_) {
+      direct.push_back(make_single_server(server, options_));
+    }
+    std::size_t same = 0;
+    std::size_t other = 0;
+    std::size_t none = 0;
+    std::size_t several = 0;
+    std::vector<std::size_t> per_server(servers_.size(), 0);
+    for (std::size_t i = 0; i < kProbeKeys; ++i) {
+      const std::string& key = probes.keys[i];
+      const std::string& value = probes.values[i];
+      for (const MemcachedPtr& memc : direct) {
+        static_cast<void>(memcached_delete(memc.get(), key.data(), key.size(), 0));
+      }
+      memshard::bench::check(
+          memcached_set(proxy, key.data(), key.size(), value.data(), value.size(), 0, 0), proxy,
+          "set through twemproxy");
+      if (read(proxy, key) != value) {
+        throw std::runtime_error("twemproxy: a wrong value or a miss for " + key);
+      }
+      std::vector<std::size_t> holders;
+      for (std::size_t s = 0; s < direct.size(); ++s) {
+        if (read(direct[s].get(), key) == value) {
+          holders.push_back(s);
+        }
+      }
+      if (holders.empty()) {
+        ++none;
+      } else if (holders.size() > 1) {
+        ++several;
+      } else {
+        ++per_server[holders.front()];
+        ++(holders.front() == ketama_.server_index_for(key) ? same : other);
+      }
+      static_cast<void>(memcached_delete(proxy, key.data(), key.size(), 0));
+    }
+    std::string spread;
+    for (const std::size_t count : per_server) {
+      spread.append(spread.empty() ? "" : "/").append(std::to_string(count));
+    }
+    const std::string finding = std::to_string(same) + " of " + std::to_string(kProbeKeys) +
+                                " keys set through twemproxy are on the server memshard's "
+                                "libmemcached_ketama_weighted ring names, " +
+                                std::to_string(other) + " on another, " + std::to_string(none) +
+                                " on none, " + std::to_string(several) +
+                                " on several (keys per server " + spread +
+                                "; read from each server directly)";
+    benchmark::AddCustomContext("memshard_client_twemproxy_placement", finding);
+    std::cerr << "memshard: " << finding << '\n';
+  }
+
+  // The value stored under `key` through `memc`, or "" on a miss or failure.
+  static auto read(memcached_st* memc, const std::string& key) -> std::string {
+    std::size_t length = 0;
+    std::uint32_t flags = 0;
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    const std::unique_ptr<char, FreeBuffer> value(
+        memcached_get(memc, key.data(), key.size(), &length, &flags, &rc));
+    return value ? std::string(value.get(), length) : std::string();
+  }
+
   ClientOptions options_;
   std::vector<Server> servers_;
   KetamaClient ketama_;
@@ -825,6 +960,8 @@ class Setup {
   Requests requests_;
   MultiFetch fetch_;
   std::pair<std::size_t, std::size_t> spread_{0, 0};
+  std::unique_ptr<memshard::bench::NutcrackerProxy> proxy_;  // none without nutcracker
+  MemcachedPtr via_proxy_;                                   // the proxy as a single server
 };
 
 void register_all(Setup& setup) {

@@ -26,6 +26,7 @@ TARGET_BUILD_MS = 50.0  # building a 1000-server weighted ring
 # Targets the client benchmark is held to (time ratios, ShardedClient / libmemcached).
 TARGET_CLIENT_SINGLE = 1.03  # single get / set against libmemcached on the same server
 TARGET_CLIENT_MULTI = 1.00  # get_multi of 100 keys against libmemcached's mget + fetch_result
+TARGET_CLIENT_VS_TWEMPROXY = 0.50  # ShardedClient single get / the same get through twemproxy
 
 KETAMA = "ketama-md5-weighted"
 LM_KETAMA = "libmemcached:ketama-weighted"
@@ -446,6 +447,7 @@ CLIENT_SINGLE = [
     ("ketama_same", "(a') ShardedClient ketama-md5-weighted, keys on (b)'s server"),
     ("modulo_same", "(a') ShardedClient modulo-crc32, keys on (b)'s server"),
     ("libmemcached_all", "(c)  libmemcached KETAMA_WEIGHTED, every server in one memcached_st"),
+    ("twemproxy", "(d)  libmemcached through twemproxy (nutcracker), keys on every server"),
     ("libmemcached", "(b)  libmemcached, a memcached_st holding (b)'s server alone"),
 ]
 CLIENT_MULTI = [
@@ -530,6 +532,33 @@ def client_section(rep, doc, counts):
                              "ratio to (c) low": r[name + "_ratio_ref_lo"] if ref is not None else "",
                              "ratio to (c) high": r[name + "_ratio_ref_hi"] if ref is not None else "",
                              "rounds": rounds, "batch": int(r.get("batch", 0))})
+    # (a) against twemproxy (d): judged on single get only.
+    proxy_notes = []
+    proxy = context.get("memshard_client_twemproxy", "")
+    if proxy.startswith("skipped"):
+        proxy_notes.append(f"(d) twemproxy: {proxy}.")
+    elif proxy:
+        parts = []
+        for op in ("get", "set"):
+            r = rows.get(op)
+            if r is None or r.get("error_occurred") or "ketama_ratio_twemproxy" not in r:
+                continue
+            value = r["ketama_ratio_twemproxy"]
+            text = f"{op} {value:.3f}x {interval(r, 'ketama_ratio_twemproxy')}"
+            if op == "get":
+                ok = round(value, 3) <= TARGET_CLIENT_VS_TWEMPROXY
+                text += (f", target <= {TARGET_CLIENT_VS_TWEMPROXY:.2f}x (ShardedClient single get at "
+                         f"least 2x faster than twemproxy): {verdict(ok)}")
+                targets.append((op, "ketama", "(d)", value, TARGET_CLIENT_VS_TWEMPROXY, ok))
+            parts.append(text)
+        if parts:
+            proxy_notes.append("ShardedClient (a, ketama) / twemproxy (d): " + "; ".join(parts) + ".")
+        proxy_notes.append(f"(d): {proxy}; one pool of the servers above, a memcached_st (same "
+                           "behaviours) holding the proxy as its only server; values written and read "
+                           "through it checked before timing.")
+        placement = context.get("memshard_client_twemproxy_placement")
+        if placement:
+            proxy_notes.append(f"twemproxy placement: {placement}.")
     if text_rows:
         batch = int(rows["get"].get("batch", 0)) if "get" in rows and not rows["get"].get("error_occurred") else "?"
         rep.table(f"ShardedClient against libmemcached on real memcached: single get (hit) and set of "
@@ -550,7 +579,7 @@ def client_section(rep, doc, counts):
                          "of the calls), not the client; (a) is judged against (c), its like-for-like reference.",
                          "Every libmemcached handle has ShardedClient's own behaviours (NO_BLOCK, "
                          "TCP_NODELAY, SUPPORT_CAS, timeouts; checked), text protocol; every answer is "
-                         "checked (hit, right value; stored)."])
+                         "checked (hit, right value; stored)."] + proxy_notes)
 
     # Multi-get.
     r = rows.get("get_multi")

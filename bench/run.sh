@@ -9,6 +9,9 @@
 # 127.0.0.1 (ports from the kernel) and stop them when they end, fail or are
 # interrupted; with MEMSHARD_SERVERS they use those servers instead and start
 # none.
+# The client benchmark also starts nutcracker (twemproxy) on 127.0.0.1 in front
+# of those servers, and stops it when it ends; without nutcracker that
+# contender is left out with a note in the report.
 #
 # Environment:
 #   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
@@ -25,6 +28,7 @@
 #   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
 #                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
+#   MEMSHARD_NUTCRACKER         the nutcracker binary to start (default: from PATH)
 set -euo pipefail
 
 repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -73,6 +77,10 @@ if [[ $callgrind == 1 ]]; then
 fi
 log "checking packages"
 "$repo/scripts/install-deps.sh" "${deps[@]}"
+# Optional: the twemproxy contender of the client benchmark.
+if ! "$repo/scripts/install-deps.sh" nutcracker; then
+  log "nutcracker not installed: the client benchmark runs without twemproxy"
+fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
