@@ -102,6 +102,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "live_servers.hpp"
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/memshard.hpp"
 #include "nutcracker_proxy.hpp"
@@ -145,45 +146,22 @@ constexpr std::size_t kMaxLibmemcachedServers = 100;  // its ketama asserts abov
 // LiveFleet: the servers under test: MEMSHARD_SERVERS, or local processes.
 class LiveFleet {
  public:
-  LiveFleet() {
-    if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
-      servers_ = memshard::parse_servers(list);
-      if (servers_.size() < 2 || servers_.size() > kMaxLibmemcachedServers) {
-        throw std::invalid_argument("MEMSHARD_SERVERS needs 2 to 100 servers for this benchmark");
-      }
-      std::cerr << "memshard: using MEMSHARD_SERVERS (" << servers_.size() << " servers)\n";
-    } else {
-      const std::size_t count = memshard::bench::env_count("MEMSHARD_BENCH_SERVERS", 4, 2);
-      if (count > kMaxLibmemcachedServers) {
-        throw std::invalid_argument("MEMSHARD_BENCH_SERVERS must be at most 100");
-      }
-      for (std::size_t i = 0; i < count; ++i) {
-        local_.emplace_back();
-        servers_.push_back(memshard::parse_server(local_.back().spec()));
-      }
-      std::cerr << "memshard: started " << local_.size() << " local memcached servers\n";
-    }
-    std::string specs;
-    for (const Server& server : servers_) {
-      specs.append(specs.empty() ? "" : ",").append(server.endpoint());
-    }
-    benchmark::AddCustomContext("memshard_client_servers", specs);
-    benchmark::AddCustomContext("memshard_client_server_source",
-                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
-    if (!local_.empty()) {
-      std::string version = local_.front().command("version\r\n");
-      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
-        version.pop_back();
-      }
-      benchmark::AddCustomContext("memshard_client_memcached_version", version);
-    }
+  LiveFleet() : live_(2, kMaxLibmemcachedServers, local_count(), "memshard_client_") {}
+
+  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& {
+    return live_.servers();
   }
 
-  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
-
  private:
-  std::vector<MemcachedServer> local_;  // empty with MEMSHARD_SERVERS
-  std::vector<Server> servers_;
+  static auto local_count() -> std::size_t {
+    const std::size_t count = memshard::bench::env_count("MEMSHARD_BENCH_SERVERS", 4, 2);
+    if (count > kMaxLibmemcachedServers) {
+      throw std::invalid_argument("MEMSHARD_BENCH_SERVERS must be at most 100");
+    }
+    return count;
+  }
+
+  memshard::bench::LiveServers live_;
 };
 
 // ---- libmemcached handles configured like ShardedClient's ------------------

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "live_servers.hpp"
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 
@@ -57,54 +58,25 @@ constexpr std::size_t kBatch = 500;
 // Fleet: the servers under test, with one libmemcached handle each.
 class Fleet {
  public:
-  Fleet() {
-    if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
-      servers_ = memshard::parse_servers(list);
-      if (servers_.size() < 2) {
-        throw std::invalid_argument("MEMSHARD_SERVERS needs at least 2 servers");
-      }
-      std::cerr << "memshard: using MEMSHARD_SERVERS (" << servers_.size() << " servers)\n";
-    } else {
-      const std::size_t before = env_count("MEMSHARD_BENCH_SERVERS", 4, 1);
-      for (std::size_t i = 0; i <= before; ++i) {
-        local_.emplace_back();
-        servers_.push_back(memshard::parse_server(local_.back().spec()));
-      }
-      std::cerr << "memshard: started " << local_.size() << " local memcached servers:";
-      for (const MemcachedServer& server : local_) {
-        std::cerr << ' ' << server.spec();
-      }
-      std::cerr << '\n';
-    }
-    for (const Server& server : servers_) {
+  // The servers before a resize plus the one that is added.
+  Fleet()
+      : live_(2, static_cast<std::size_t>(-1), env_count("MEMSHARD_BENCH_SERVERS", 4, 1) + 1,
+              "memshard_") {
+    for (const Server& server : live_.servers()) {
       handles_.push_back(connect(server));
-    }
-    std::string specs;
-    for (const Server& server : servers_) {
-      specs.append(specs.empty() ? "" : ",").append(server.endpoint());
-    }
-    benchmark::AddCustomContext("memshard_servers", specs);
-    benchmark::AddCustomContext("memshard_server_source",
-                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
-    if (!local_.empty()) {
-      std::string version = local_.front().command("version\r\n");
-      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
-        version.pop_back();
-      }
-      benchmark::AddCustomContext("memshard_memcached_version", version);
     }
   }
 
-  [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return servers_; }
+  [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return live_.servers(); }
   [[nodiscard]] auto handle(std::size_t i) const noexcept -> memcached_st* {
     return handles_[i].get();
   }
-  [[nodiscard]] auto local() const noexcept -> bool { return !local_.empty(); }
+  [[nodiscard]] auto local() const noexcept -> bool { return live_.started_here(); }
 
   void flush_all() const {
     for (std::size_t i = 0; i < handles_.size(); ++i) {
       memshard::bench::check(memcached_flush(handle(i), 0), handle(i),
-                             "flush_all on " + servers_[i].endpoint());
+                             "flush_all on " + live_.servers()[i].endpoint());
     }
   }
 
@@ -126,8 +98,7 @@ class Fleet {
     return memc;
   }
 
-  std::vector<MemcachedServer> local_;  // empty with MEMSHARD_SERVERS
-  std::vector<Server> servers_;
+  memshard::bench::LiveServers live_;
   std::vector<MemcachedPtr> handles_;
 };
 

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_BENCH_LIVE_SERVERS_HPP_
+#define MEMSHARD_BENCH_LIVE_SERVERS_HPP_
+
+// live_servers.hpp: the real memcached servers a benchmark runs against: the
+// ones named in MEMSHARD_SERVERS, or local processes it starts and stops.
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memshard/server.hpp"
+#include "support/memcached_server.hpp"
+
+namespace memshard::bench {
+
+/// LiveServers: MEMSHARD_SERVERS (between `min_given` and `max_given`
+/// servers), or else `local_count` memcached processes on loopback, stopped
+/// with this object. Records the list, its source and the memcached version as
+/// benchmark context under `<context_prefix>servers`, `...server_source` and
+/// `...memcached_version`.
+class LiveServers {
+ public:
+  LiveServers(std::size_t min_given, std::size_t max_given, std::size_t local_count,
+              const std::string& context_prefix) {
+    if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
+      servers_ = parse_servers(list);
+      if (servers_.size() < min_given || servers_.size() > max_given) {
+        throw std::invalid_argument("MEMSHARD_SERVERS needs " + std::to_string(min_given) + " to " +
+                                    std::to_string(max_given) + " servers for this benchmark");
+      }
+      std::cerr << "memshard: using MEMSHARD_SERVERS (" << servers_.size() << " servers)\n";
+    } else {
+      for (std::size_t i = 0; i < local_count; ++i) {
+        local_.emplace_back();
+        servers_.push_back(parse_server(local_.back().spec()));
+      }
+      std::cerr << "memshard: started " << local_.size() << " local memcached servers:";
+      for (const auto& server : local_) {
+        std::cerr << ' ' << server.spec();
+      }
+      std::cerr << '\n';
+    }
+    std::string specs;
+    for (const Server& server : servers_) {
+      specs.append(specs.empty() ? "" : ",").append(server.endpoint());
+    }
+    benchmark::AddCustomContext(context_prefix + "servers", specs);
+    benchmark::AddCustomContext(context_prefix + "server_source",
+                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
+    if (!local_.empty()) {
+      std::string version = local_.front().command("version\r\n");
+      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
+        version.pop_back();
+      }
+      benchmark::AddCustomContext(context_prefix + "memcached_version", version);
+    }
+  }
+
+  [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
+  /// started_here: whether the servers are local processes (not MEMSHARD_SERVERS).
+  [[nodiscard]] auto started_here() const noexcept -> bool { return !local_.empty(); }
+
+ private:
+  std::vector<testing::MemcachedServer> local_;
+  std::vector<Server> servers_;
+};
+
+}  // namespace memshard::bench
+
+#endif  // MEMSHARD_BENCH_LIVE_SERVERS_HPP_
