@@ -30,142 +30,15 @@
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
+#include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
-
-extern char** environ;  // NOLINT: the POSIX environment, passed on to the child
 
 namespace {
 
+using memshard::testing::lines_of;
 using memshard::testing::MemcachedServer;
-using Clock = std::chrono::steady_clock;
-
-/// kRunTimeout: how long one run of an example may take before it counts as hung.
-constexpr std::chrono::seconds kRunTimeout{120};
-
-[[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::generic_category().message(errno));
-}
-
-/// Fd: owns one file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {
-    if (fd_ < 0) {
-      fail("cannot open a descriptor");
-    }
-  }
-  Fd(const Fd&) = delete;
-  auto operator=(const Fd&) -> Fd& = delete;
-  Fd(Fd&&) = delete;
-  auto operator=(Fd&&) -> Fd& = delete;
-  ~Fd() { ::close(fd_); }
-
-  [[nodiscard]] auto get() const noexcept -> int { return fd_; }
-
-  /// contents: everything written to the file.
-  [[nodiscard]] auto contents() const -> std::string {
-    struct stat info {};
-    if (::fstat(fd_, &info) != 0) {
-      fail("fstat");
-    }
-    std::string text(static_cast<std::size_t>(info.st_size), '\0');
-    const ssize_t n = ::pread(fd_, text.data(), text.size(), 0);
-    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return text;
-  }
-
- private:
-  int fd_;
-};
-
-/// RunResult: what one run of a program did.
-struct RunResult {
-  int status = -1;  ///< exit status, or 128 + the signal that ended it
-  std::string out;
-  std::string err;
-};
-
-auto operator<<(std::ostream& os, const RunResult& run) -> std::ostream& {
-  return os << "exit status " << run.status << "\n--- stdout:\n"
-            << run.out << "--- stderr:\n"
-            << run.err;
-}
-
-/// run: runs `program` with `args` (stdin /dev/null), waits at most kRunTimeout (then kills it
-/// and throws), and returns its exit status and output.
-auto run(const std::string& program, std::vector<std::string> args) -> RunResult {
-  const Fd out(::memfd_create("stdout", MFD_CLOEXEC));
-  const Fd err(::memfd_create("stderr", MFD_CLOEXEC));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.get(), STDERR_FILENO);
-  std::vector<char*> argv = {const_cast<char*>(program.c_str())};
-  for (std::string& arg : args) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    errno = spawned;
-    fail("cannot start " + program);
-  }
-  // A pidfd turns readable when the child exits: poll() waits for that or the deadline. (The
-  // system call directly: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.) The child stays
-  // a zombie until waitpid, so the pidfd refers to it even if it has already exited.
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
-  if (pidfd < 0) {
-    const int error = errno;
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    errno = error;
-    fail("pidfd_open");
-  }
-  const Fd exited(pidfd);
-  const auto deadline = Clock::now() + kRunTimeout;
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd entry{exited.get(), POLLIN, 0};
-    const int ready = ::poll(&entry, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready > 0) {
-      break;
-    }
-    if (ready == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      throw std::runtime_error(program + " did not finish within " +
-                               std::to_string(kRunTimeout.count()) + " s; its output so far:\n" +
-                               out.contents() + err.contents());
-    }
-    if (errno != EINTR) {
-      fail("poll");
-    }
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      fail("waitpid");
-    }
-  }
-  RunResult result;
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = out.contents();
-  result.err = err.contents();
-  return result;
-}
-
-auto lines_of(std::string_view text) -> std::vector<std::string> {
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    const auto newline = text.find('\n');
-    lines.emplace_back(text.substr(0, newline));
-    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
-  }
-  return lines;
-}
+using memshard::testing::run_program;
+using memshard::testing::RunResult;
 
 /// Fleet: the two servers shared by a suite. Before every test, a stopped server is started
 /// again and both are emptied.
@@ -270,7 +143,7 @@ auto parse_quick_start(std::string_view out) -> std::vector<QuickStartLine> {
 using QuickStartExample = Fleet;
 
 TEST_F(QuickStartExample, StoresEveryKeyOnTheServerItPrints) {
-  const RunResult result = run(kQuickStart, specs());
+  const RunResult result = run_program(kQuickStart, specs());
   ASSERT_EQ(result.status, 0) << result;
   EXPECT_EQ(result.err, "") << result;
   const std::vector<QuickStartLine> lines = parse_quick_start(result.out);
@@ -294,7 +167,7 @@ TEST_F(QuickStartExample, StoresEveryKeyOnTheServerItPrints) {
 }
 
 TEST_F(QuickStartExample, ReportsFailuresOfADeadServerAndExitsNonZero) {
-  const RunResult healthy = run(kQuickStart, specs());
+  const RunResult healthy = run_program(kQuickStart, specs());
   ASSERT_EQ(healthy.status, 0) << healthy;
   const std::vector<QuickStartLine> lines = parse_quick_start(healthy.out);
   ASSERT_FALSE(lines.empty()) << healthy;
@@ -303,7 +176,7 @@ TEST_F(QuickStartExample, ReportsFailuresOfADeadServerAndExitsNonZero) {
   ASSERT_TRUE(index.has_value()) << healthy;
   server(*index).stop();
 
-  const RunResult result = run(kQuickStart, specs());
+  const RunResult result = run_program(kQuickStart, specs());
   EXPECT_EQ(result.status, 1) << result;
   EXPECT_NE(result.err.find(dead), std::string::npos) << result;
   EXPECT_NE(result.err.find("connection_failure"), std::string::npos) << result;
@@ -313,7 +186,7 @@ TEST_F(QuickStartExample, ReportsFailuresOfADeadServerAndExitsNonZero) {
 }
 
 TEST_F(QuickStartExample, RefusesABadServerList) {
-  const RunResult result = run(kQuickStart, {"127.0.0.1:not-a-port"});
+  const RunResult result = run_program(kQuickStart, {"127.0.0.1:not-a-port"});
   EXPECT_EQ(result.status, 2) << result;
   EXPECT_NE(result.err.find("memshard: "), std::string::npos) << result;
   EXPECT_EQ(result.out, "") << result;
@@ -409,7 +282,7 @@ class CacheAsideExample : public Fleet {
 };
 
 TEST_F(CacheAsideExample, CachesQueriesAndEveryCachedAnswerIsRight) {
-  const RunResult result = run(kCacheAside, specs());
+  const RunResult result = run_program(kCacheAside, specs());
   ASSERT_EQ(result.status, 0) << result;
   EXPECT_EQ(result.err, "") << result;
   const Summary summary = parse_summary(result.out);
@@ -443,9 +316,9 @@ TEST_F(CacheAsideExample, CachesQueriesAndEveryCachedAnswerIsRight) {
 }
 
 TEST_F(CacheAsideExample, ASecondRunOnWarmServersHitsMore) {
-  const RunResult cold = run(kCacheAside, specs());
+  const RunResult cold = run_program(kCacheAside, specs());
   ASSERT_EQ(cold.status, 0) << cold;
-  const RunResult warm = run(kCacheAside, specs());
+  const RunResult warm = run_program(kCacheAside, specs());
   ASSERT_EQ(warm.status, 0) << warm;
   const Summary first = parse_summary(cold.out);
   const Summary second = parse_summary(warm.out);
@@ -457,7 +330,7 @@ TEST_F(CacheAsideExample, ASecondRunOnWarmServersHitsMore) {
 
 TEST_F(CacheAsideExample, WithAServerDownTheDatabaseAnswersAndTheFailuresAreReported) {
   server(1).stop();
-  const RunResult result = run(kCacheAside, specs());
+  const RunResult result = run_program(kCacheAside, specs());
   ASSERT_EQ(result.status, 0) << result;
   const Summary summary = parse_summary(result.out);
   EXPECT_EQ(summary["queries"], 2000U) << result;
@@ -472,10 +345,10 @@ TEST_F(CacheAsideExample, WithAServerDownTheDatabaseAnswersAndTheFailuresAreRepo
 }
 
 TEST_F(CacheAsideExample, RefusesBadArguments) {
-  const RunResult bad_count = run(kCacheAside, {"--queries", "many"});
+  const RunResult bad_count = run_program(kCacheAside, {"--queries", "many"});
   EXPECT_EQ(bad_count.status, 2) << bad_count;
   EXPECT_NE(bad_count.err.find("usage: "), std::string::npos) << bad_count;
-  const RunResult bad_server = run(kCacheAside, {"127.0.0.1:0"});
+  const RunResult bad_server = run_program(kCacheAside, {"127.0.0.1:0"});
   EXPECT_EQ(bad_server.status, 2) << bad_server;
   EXPECT_NE(bad_server.err.find("memshard: "), std::string::npos) << bad_server;
 }
@@ -483,7 +356,7 @@ TEST_F(CacheAsideExample, RefusesBadArguments) {
 TEST_F(CacheAsideExample, RunsTheNumberOfQueriesAsked) {
   std::vector<std::string> args = specs();
   args.insert(args.begin(), {"--queries", "50"});
-  const RunResult result = run(kCacheAside, args);
+  const RunResult result = run_program(kCacheAside, args);
   ASSERT_EQ(result.status, 0) << result;
   EXPECT_EQ(parse_summary(result.out)["queries"], 50U) << result;
 }

@@ -29,58 +29,15 @@
 #include <utility>
 #include <vector>
 
-extern char** environ;  // NOLINT: the POSIX environment, passed on to the child
+#include "support/child_process.hpp"
 
 namespace {
 
+using memshard::testing::lines_of;
+using memshard::testing::RunResult;
+
 constexpr const char* kLocatePath = MEMSHARD_LOCATE_PATH;
 constexpr std::string_view kPrefix = "memshard-locate: ";
-
-/// RunResult: what one run of the tool did.
-struct RunResult {
-  int status = -1;  ///< exit status, or 128 + signal number
-  std::string out;
-  std::string err;
-};
-
-/// ScratchDir: a fresh directory under the system temporary directory,
-/// removed with its contents on destruction.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "memshard-locate-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("mkdtemp failed");
-    }
-    path_ = pattern;
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  auto operator=(const ScratchDir&) -> ScratchDir& = delete;
-  ScratchDir(ScratchDir&&) = delete;
-  auto operator=(ScratchDir&&) -> ScratchDir& = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-
-  [[nodiscard]] auto file(std::string_view name) const -> std::string { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
-
-void write_file(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) {
-    throw std::runtime_error("cannot write " + path);
-  }
-}
-
-auto read_file(const std::string& path) -> std::string {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 /// argv_for: a null-terminated argv for the tool; points into `args`.
 auto argv_for(std::vector<std::string>& args) -> std::vector<char*> {
@@ -107,44 +64,10 @@ auto wait_for(pid_t pid) -> int {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
-/// run_locate: runs the tool with `args`, `input` on its standard input (a
-/// file), and collects its standard output, standard error and exit status.
+/// run_locate: runs the tool with `args` and `input` on its standard input, and
+/// collects its standard output, standard error and exit status.
 auto run_locate(std::vector<std::string> args, std::string_view input) -> RunResult {
-  const ScratchDir dir;
-  const std::string in_path = dir.file("stdin");
-  const std::string out_path = dir.file("stdout");
-  const std::string err_path = dir.file("stderr");
-  write_file(in_path, input);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv = argv_for(args);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, kLocatePath, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    throw std::runtime_error(std::string("cannot start ") + kLocatePath);
-  }
-  RunResult result;
-  result.status = wait_for(pid);
-  result.out = read_file(out_path);
-  result.err = read_file(err_path);
-  return result;
-}
-
-auto split_lines(std::string_view text) -> std::vector<std::string> {
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    const auto newline = text.find('\n');
-    lines.emplace_back(text.substr(0, newline));
-    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
-  }
-  return lines;
+  return memshard::testing::run_program(kLocatePath, std::move(args), input);
 }
 
 auto split_fields(std::string_view line) -> std::vector<std::string> {
@@ -161,8 +84,8 @@ auto split_fields(std::string_view line) -> std::vector<std::string> {
 
 /// same_lines: compares two outputs line by line and names the first difference.
 auto same_lines(std::string_view actual, std::string_view expected) -> testing::AssertionResult {
-  const std::vector<std::string> got = split_lines(actual);
-  const std::vector<std::string> want = split_lines(expected);
+  const std::vector<std::string> got = lines_of(actual);
+  const std::vector<std::string> want = lines_of(expected);
   for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
     if (got[i] != want[i]) {
       return testing::AssertionFailure()
@@ -361,7 +284,7 @@ TEST_P(LocateMatchesLibraryTest, ThousandRandomKeys) {
 
   // Every server gets keys, so a tool that ignored part of the list would fail.
   std::set<std::string> indexes;
-  for (const std::string& line : split_lines(expected)) {
+  for (const std::string& line : lines_of(expected)) {
     indexes.insert(split_fields(line).at(1));
   }
   ASSERT_EQ(indexes.size(), config.servers.size());
@@ -403,8 +326,8 @@ TEST(LocateOutputTest, IndexFollowsServerOrderOnARing) {
                                         join_lines(keys));
   ASSERT_EQ(forward.status, 0) << forward.err;
   ASSERT_EQ(reversed.status, 0) << reversed.err;
-  const std::vector<std::string> forward_lines = split_lines(forward.out);
-  const std::vector<std::string> reversed_lines = split_lines(reversed.out);
+  const std::vector<std::string> forward_lines = lines_of(forward.out);
+  const std::vector<std::string> reversed_lines = lines_of(reversed.out);
   ASSERT_EQ(forward_lines.size(), keys.size());
   ASSERT_EQ(reversed_lines.size(), keys.size());
   std::set<std::string> used;
@@ -435,8 +358,8 @@ TEST(LocateOutputTest, IndexFollowsServerOrderOnModulo) {
                  join_lines(keys));
   ASSERT_EQ(forward.status, 0) << forward.err;
   ASSERT_EQ(reversed.status, 0) << reversed.err;
-  const std::vector<std::string> forward_lines = split_lines(forward.out);
-  const std::vector<std::string> reversed_lines = split_lines(reversed.out);
+  const std::vector<std::string> forward_lines = lines_of(forward.out);
+  const std::vector<std::string> reversed_lines = lines_of(reversed.out);
   ASSERT_EQ(forward_lines.size(), keys.size());
   ASSERT_EQ(reversed_lines.size(), keys.size());
   const memshard::Crc32 crc32;
@@ -807,7 +730,7 @@ TEST(LocateInfoTest, ListProfilesNamesEveryProfile) {
   const RunResult result = run_locate({"--list-profiles"}, "");
   EXPECT_EQ(result.status, 0);
   EXPECT_EQ(result.err, "");
-  const std::vector<std::string> lines = split_lines(result.out);
+  const std::vector<std::string> lines = lines_of(result.out);
   ASSERT_EQ(lines.size(), memshard::kProfiles.size()) << result.out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const memshard::ProfileInfo& profile = memshard::kProfiles.at(i);
