@@ -697,45 +697,33 @@ class Setup {
     start_proxy();
   }
 
-  // Order: the ShardedClient contenders, (c), then the baseline (b) last.
+  // Order: the ShardedClient contenders, (c), (d) when there is a proxy, then
+  // the baseline (b) last.
   auto single_get_contenders() -> std::vector<Contender> {
-    std::vector<Contender> out;
-    out.push_back(sharded_get("ketama", ketama_, single_data_, all_indexes(kSingleKeys)));
-    out.push_back(sharded_get("modulo", modulo_, single_data_, all_indexes(kSingleKeys)));
-    out.push_back(
-        sharded_get("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
-    out.push_back(
-        sharded_get("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
-    out.push_back(
-        libmemcached_get("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
-    if (via_proxy_) {
-      out.push_back(
-          libmemcached_get("twemproxy", via_proxy_.get(), single_data_, all_indexes(kSingleKeys)));
-      out[0].also_against = {"twemproxy"};
-    }
-    out.push_back(
-        libmemcached_get("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
-    out[0].reference = out[1].reference = "libmemcached_all";
-    return out;
+    return single_contenders([](auto&&... args) { return sharded_get(args...); },
+                             [](auto&&... args) { return libmemcached_get(args...); });
   }
 
   auto single_set_contenders() -> std::vector<Contender> {
+    return single_contenders([](auto&&... args) { return sharded_set(args...); },
+                             [](auto&&... args) { return libmemcached_set(args...); });
+  }
+
+  template <class Sharded, class Plain>
+  auto single_contenders(Sharded sharded, Plain plain) -> std::vector<Contender> {
     std::vector<Contender> out;
-    out.push_back(sharded_set("ketama", ketama_, single_data_, all_indexes(kSingleKeys)));
-    out.push_back(sharded_set("modulo", modulo_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded("ketama", ketama_, single_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded("modulo", modulo_, single_data_, all_indexes(kSingleKeys)));
     out.push_back(
-        sharded_set("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
+        sharded("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
     out.push_back(
-        sharded_set("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
-    out.push_back(
-        libmemcached_set("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
+        sharded("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
+    out.push_back(plain("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
     if (via_proxy_) {
-      out.push_back(
-          libmemcached_set("twemproxy", via_proxy_.get(), single_data_, all_indexes(kSingleKeys)));
+      out.push_back(plain("twemproxy", via_proxy_.get(), single_data_, all_indexes(kSingleKeys)));
       out[0].also_against = {"twemproxy"};
     }
-    out.push_back(
-        libmemcached_set("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
+    out.push_back(plain("libmemcached", single_.get(), single_data_, all_indexes(kSingleKeys)));
     out[0].reference = out[1].reference = "libmemcached_all";
     return out;
   }
