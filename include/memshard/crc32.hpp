@@ -54,6 +54,19 @@ struct LibmemcachedCrc {
   }
 };
 
+/// Fold15: `(Inner(key) >> 16) & 0x7fff`, except that 0 becomes 1: the hash
+/// of python-memcache (Inner = Crc32) and of pecl memcache's "standard"
+/// strategy (Inner = Crc32, or its FNV-1a).
+template <class Inner>
+struct Fold15 {
+  [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fold15"; }
+
+  [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
+    const std::uint32_t folded = (Inner{}(bytes) >> 16U) & 0x7FFFU;
+    return folded == 0 ? 1U : folded;
+  }
+};
+
 }  // namespace memshard
 
 #endif  // MEMSHARD_CRC32_HPP_

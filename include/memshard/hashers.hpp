@@ -2,8 +2,9 @@
 #ifndef MEMSHARD_HASHERS_HPP_
 #define MEMSHARD_HASHERS_HPP_
 
-// hashers.hpp: every hasher, and the lookup from a hash name to its type that
-// the runtime factory and memshard-locate use.
+// hashers.hpp: every hasher, and the lookup from a libmemcached hash name to
+// its type that the runtime factory uses. (Murmur3_32, JavaStringHash, Sha1 and
+// Fold15 serve single peer profiles, which name them themselves.)
 
 #include <array>
 #include <string>
@@ -14,9 +15,12 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/fnv.hpp"
 #include "memshard/hasher.hpp"
+#include "memshard/java_string.hpp"
 #include "memshard/md5.hpp"
 #include "memshard/murmur.hpp"
+#include "memshard/murmur3.hpp"
 #include "memshard/one_at_a_time.hpp"
+#include "memshard/sha1.hpp"
 
 namespace memshard {
 

@@ -3,7 +3,8 @@
 #define MEMSHARD_KETAMA_LOCATOR_HPP_
 
 // ketama_locator.hpp: KetamaLocator, consistent hashing on a ring of virtual
-// points (the ketama family: libketama, libmemcached, twemproxy, spymemcached).
+// points (the ketama family: libketama, libmemcached, twemproxy, spymemcached,
+// Cache::Memcached::Fast, Dalli).
 //
 // Every server owns many points on the 2^32 ring; a key goes to the server of
 // the first point at or after the key's hash, wrapping past the top to the
@@ -27,8 +28,10 @@
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/hasher.hpp"
+#include "memshard/crc32.hpp"
 #include "memshard/md5.hpp"
 #include "memshard/server.hpp"
+#include "memshard/sha1.hpp"
 
 namespace memshard {
 
@@ -40,6 +43,16 @@ enum class PointFormat : std::uint8_t {
   kSlashHostPort,
   /// "name-i", where name is the server's name or, without one, "host:port".
   kName,
+  /// "name-i" for a named server, else as kLibmemcached (twemproxy, whose
+  /// unnamed servers are called "host", or "host:port" off port 11211).
+  kNameOrLibmemcached,
+  /// "name:i", name as in kName (Ruby Dalli: "host:port:i").
+  kNameColon,
+  /// The bytes of host, a NUL byte, the decimal port, then the previous
+  /// point's value as four little-endian bytes (0 before the first point): each
+  /// point chains on the one before (Cache::Memcached::Fast's ketama, whose
+  /// points are always PointHash::kCrc32).
+  kHostNulPortChained,
 };
 
 /// PointHash: how point strings become ring points.
@@ -48,6 +61,11 @@ enum class PointHash : std::uint8_t {
   kKeyHash,
   /// Four points per string: the four little-endian words of its MD5 digest.
   kMd5x4,
+  /// One point per string: the first four bytes of its SHA-1 digest,
+  /// big-endian (Dalli).
+  kSha1,
+  /// One point per string: its full IEEE CRC-32 (Cache::Memcached::Fast).
+  kCrc32,
 };
 
 /// PointCount: how many points each server gets.
@@ -56,12 +74,28 @@ enum class PointCount : std::uint8_t {
   kFixed,
   /// libketama's float32 weighting, see weighted_point_count().
   kWeightedFloat32,
+  /// `floor(N * points_per_server * w / W)` (Dalli).
+  kWeightedShare,
+  /// `(int)(points_per_server * w + 0.5)`: the weight scales the base count
+  /// and may be fractional (Cache::Memcached::Fast).
+  kScaledWeight,
 };
 
 /// TieBreak: which server owns a ring position that several servers hash to.
 enum class TieBreak : std::uint8_t {
   kFirstServer,  ///< the server listed first (libmemcached, sorted by (value, index))
   kLastServer,   ///< the server listed last (spymemcached's TreeMap overwrite)
+  /// the server whose name sorts first by (length, bytes), the name being the
+  /// point-string prefix (twemproxy sorts its servers so).
+  kNameOrder,
+};
+
+/// RingSearch: which point of the ring a key hash selects.
+enum class RingSearch : std::uint8_t {
+  /// The first point >= hash, wrapping to the first point (ketama).
+  kFirstAtOrAfter,
+  /// The last point <= hash, wrapping to the last point (Dalli).
+  kLastAtOrBefore,
 };
 
 /// KetamaOptions: the shape of a ring. The defaults build the classic libketama
@@ -74,6 +108,7 @@ struct KetamaOptions {
   PointHash point_hash = PointHash::kMd5x4;
   PointCount count = PointCount::kWeightedFloat32;
   TieBreak ties = TieBreak::kFirstServer;
+  RingSearch search = RingSearch::kFirstAtOrAfter;
 };
 
 /// RingPoint: one virtual point: its position and the index of its server.
@@ -132,6 +167,10 @@ class KetamaLocator {
  public:
   using hasher = Hash;
 
+  /// kMaxPointsPerServer: the most points one server may own (weights that
+  /// ask for more are refused rather than exhausting memory).
+  static constexpr std::size_t kMaxPointsPerServer = std::size_t{1} << 24U;
+
   explicit KetamaLocator(std::span<const Server> servers, KetamaOptions options = {})
       : size_(servers.size()), options_(options) {
     validate_servers(servers);
@@ -158,9 +197,10 @@ class KetamaLocator {
   }
 
   /// locate_hash: the server owning the first point >= `hash`, wrapping to the
-  /// first point.
+  /// first point (for RingSearch::kLastAtOrBefore: the last point <= `hash`,
+  /// wrapping to the last point).
   [[nodiscard]] auto locate_hash(std::uint32_t hash) const noexcept -> std::size_t {
-    return find_point(hash)->server;
+    return find_point(hash ^ flip_)->server;
   }
 
   /// locate_avoiding: the key's server, or, when that server is marked in
@@ -173,7 +213,7 @@ class KetamaLocator {
     if (size_ == 1) {
       return 0;
     }
-    const RingPoint* point = find_point(Hash{}(key));
+    const RingPoint* point = find_point(Hash{}(key) ^ flip_);
     const std::size_t primary = point->server;
     if (avoid.size() != size_ || avoid[primary] == 0) {
       return primary;
@@ -198,6 +238,8 @@ class KetamaLocator {
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 
   /// points: the ring, sorted by value, one point per position (ties resolved).
+  /// With RingSearch::kLastAtOrBefore the ring is kept mirrored: each stored
+  /// value is the bitwise complement of the point's position.
   [[nodiscard]] auto points() const noexcept -> std::span<const RingPoint> {
     return {points_.data(), points_.size() - 1};
   }
@@ -210,6 +252,17 @@ class KetamaLocator {
                                          PointFormat format) -> std::string {
     std::string out;
     append_point_prefix(out, server, format);
+    if (format == PointFormat::kHostNulPortChained) {
+      const std::size_t prefix_size = out.size();
+      std::uint32_t previous = 0;
+      for (std::size_t i = 0; i < index; ++i) {
+        append_le32(out, previous);
+        previous = Crc32{}(out);
+        out.resize(prefix_size);
+      }
+      append_le32(out, previous);
+      return out;
+    }
     append_number(out, index);
     return out;
   }
@@ -217,15 +270,11 @@ class KetamaLocator {
   /// point_count: how many points `server` (one of `servers`) gets.
   [[nodiscard]] static auto point_count(std::span<const Server> servers, std::size_t server,
                                         const KetamaOptions& options) -> std::size_t {
-    if (options.count == PointCount::kFixed) {
-      return options.points_per_server;
-    }
     double total = 0;
     for (const Server& s : servers) {
       total += s.weight;
     }
-    return weighted_point_count(servers[server].weight, total, servers.size(),
-                                options.points_per_server);
+    return count_points(servers[server].weight, total, servers.size(), options);
   }
 
  private:
@@ -272,6 +321,7 @@ class KetamaLocator {
         append_number(out, server.port);
         break;
       case PointFormat::kName:
+      case PointFormat::kNameColon:
         if (server.name.empty()) {
           out.append(server.host);
           out.push_back(':');
@@ -280,8 +330,49 @@ class KetamaLocator {
           out.append(server.name);
         }
         break;
+      case PointFormat::kNameOrLibmemcached:
+        if (server.name.empty()) {
+          append_point_prefix(out, server, PointFormat::kLibmemcached);
+          return;
+        }
+        out.append(server.name);
+        break;
+      case PointFormat::kHostNulPortChained:
+        out.append(server.host);
+        out.push_back('\0');
+        append_number(out, server.port);
+        return;  // no separator
     }
-    out.push_back('-');
+    out.push_back(format == PointFormat::kNameColon ? ':' : '-');
+  }
+
+  static void append_le32(std::string& out, std::uint32_t value) {
+    for (unsigned shift = 0; shift < 32; shift += 8) {
+      out.push_back(static_cast<char>((value >> shift) & 0xFFU));
+    }
+  }
+
+  [[nodiscard]] static auto count_points(double weight, double total_weight, std::size_t servers,
+                                         const KetamaOptions& options) -> std::size_t {
+    const auto base = static_cast<double>(options.points_per_server);
+    double wanted = 0;
+    switch (options.count) {
+      case PointCount::kFixed:
+        return options.points_per_server;
+      case PointCount::kWeightedFloat32:
+        return weighted_point_count(weight, total_weight, servers, options.points_per_server);
+      case PointCount::kWeightedShare:
+        wanted = std::floor(static_cast<double>(servers) * base * weight / total_weight);
+        break;
+      case PointCount::kScaledWeight:
+        wanted = std::floor(base * weight + 0.5);
+        break;
+    }
+    // Beyond kMaxPointsPerServer (or not a number): one more than allowed, refused by the caller.
+    if (!(wanted <= static_cast<double>(kMaxPointsPerServer))) {
+      return kMaxPointsPerServer + 1;
+    }
+    return wanted > 0 ? static_cast<std::size_t>(wanted) : 0;
   }
 
   void build_ring(std::span<const Server> servers) {
@@ -293,40 +384,86 @@ class KetamaLocator {
       detail::throw_config_error("total weight exceeds the float32 range of the weighted ring",
                                  std::to_string(total_weight));
     }
+    flip_ = options_.search == RingSearch::kLastAtOrBefore ? 0xFFFFFFFFU : 0U;
     const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
+    const bool chained = options_.format == PointFormat::kHostNulPortChained;
     std::string text;
     for (std::size_t s = 0; s < servers.size(); ++s) {
       const std::size_t count =
-          options_.count == PointCount::kFixed
-              ? options_.points_per_server
-              : weighted_point_count(servers[s].weight, total_weight, servers.size(),
-                                     options_.points_per_server);
+          count_points(servers[s].weight, total_weight, servers.size(), options_);
+      if (count > kMaxPointsPerServer) {
+        detail::throw_config_error("too many points for one server (weight too large)",
+                                   servers[s].endpoint());
+      }
       const auto server = static_cast<std::uint32_t>(s);
       text.clear();
       append_point_prefix(text, servers[s], options_.format);
       const std::size_t prefix_size = text.size();
+      std::uint32_t previous = 0;  // the last point, for chained point strings
       for (std::size_t i = 0; i < count / per_hash; ++i) {
         text.resize(prefix_size);
-        append_number(text, i);
-        if (options_.point_hash == PointHash::kMd5x4) {
-          for (const std::uint32_t word : Md5::words(text)) {
-            points_.push_back({word, server});
-          }
+        if (chained) {
+          append_le32(text, previous);
         } else {
-          points_.push_back({Hash{}(text), server});
+          append_number(text, i);
         }
+        switch (options_.point_hash) {
+          case PointHash::kMd5x4:
+            for (const std::uint32_t word : Md5::words(text)) {
+              points_.push_back({word ^ flip_, server});
+            }
+            break;
+          case PointHash::kKeyHash:
+            points_.push_back({Hash{}(text) ^ flip_, server});
+            break;
+          case PointHash::kSha1:
+            points_.push_back({Sha1{}(text) ^ flip_, server});
+            break;
+          case PointHash::kCrc32:
+            points_.push_back({Crc32{}(text) ^ flip_, server});
+            break;
+        }
+        previous = points_.back().value ^ flip_;
       }
     }
     if (points_.empty()) {
       detail::throw_config_error("the ring has no points (weights too small for the base count)",
                                  std::to_string(options_.points_per_server));
     }
-    const bool last_wins = options_.ties == TieBreak::kLastServer;
-    std::sort(points_.begin(), points_.end(), [last_wins](const RingPoint& a, const RingPoint& b) {
+    // rank[s]: the tie priority of server s, lowest wins.
+    std::vector<std::uint32_t> rank(servers.size());
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      rank[s] = static_cast<std::uint32_t>(options_.ties == TieBreak::kLastServer
+                                               ? servers.size() - 1 - s
+                                               : s);
+    }
+    if (options_.ties == TieBreak::kNameOrder) {
+      std::vector<std::string> names(servers.size());
+      for (std::size_t s = 0; s < servers.size(); ++s) {
+        append_point_prefix(names[s], servers[s], options_.format);
+        if (options_.format != PointFormat::kHostNulPortChained) {
+          names[s].pop_back();  // the separator
+        }
+      }
+      std::vector<std::uint32_t> order(servers.size());
+      for (std::size_t s = 0; s < servers.size(); ++s) {
+        order[s] = static_cast<std::uint32_t>(s);
+      }
+      std::stable_sort(order.begin(), order.end(), [&names](std::uint32_t a, std::uint32_t b) {
+        if (names[a].size() != names[b].size()) {
+          return names[a].size() < names[b].size();
+        }
+        return names[a] < names[b];
+      });
+      for (std::size_t position = 0; position < order.size(); ++position) {
+        rank[order[position]] = static_cast<std::uint32_t>(position);
+      }
+    }
+    std::sort(points_.begin(), points_.end(), [&rank](const RingPoint& a, const RingPoint& b) {
       if (a.value != b.value) {
         return a.value < b.value;
       }
-      return last_wins ? a.server > b.server : a.server < b.server;
+      return rank[a.server] < rank[b.server];
     });
     // Keep one point per position: the tie winner sorts first.
     points_.erase(
@@ -360,6 +497,7 @@ class KetamaLocator {
   std::vector<RingPoint> points_;  // sorted, unique values, then one sentinel
   std::vector<std::uint32_t> table_;
   unsigned shift_ = 32;
+  std::uint32_t flip_ = 0;  // complements hashes and points for kLastAtOrBefore
 };
 
 }  // namespace memshard

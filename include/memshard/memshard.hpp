@@ -6,6 +6,7 @@
 
 #include "memshard/any_locator.hpp"
 #include "memshard/client_options.hpp"
+#include "memshard/continuum_locators.hpp"
 #include "memshard/errors.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/ketama_locator.hpp"
@@ -13,6 +14,7 @@
 #include "memshard/locator.hpp"
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles.hpp"
+#include "memshard/rendezvous_locator.hpp"
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
 #include "memshard/sharded_client.hpp"

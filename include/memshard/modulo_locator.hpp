@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memshard/crc32.hpp"
@@ -30,6 +31,12 @@ struct ModuloOptions {
   /// the key goes to `buckets[hash % buckets]` (Cache::Memcached); weights
   /// must then be whole numbers.
   bool weighted = false;
+};
+
+/// ModuloBuckets: an explicit bucket list: `servers[b]` is the index of the
+/// server that owns bucket b.
+struct ModuloBuckets {
+  std::vector<std::uint32_t> servers;
 };
 
 /// ModuloLocator: places a key on server `Hash{}(key) % N` (or on a weighted
@@ -61,6 +68,22 @@ class ModuloLocator {
         }
         buckets_.insert(buckets_.end(), static_cast<std::size_t>(weight),
                         static_cast<std::uint32_t>(i));
+      }
+    }
+  }
+
+  /// ModuloLocator(servers, buckets): `buckets[hash % buckets.size()]`, with
+  /// an explicit bucket list of server indexes (twemproxy's modula orders it by
+  /// server name). Throws ConfigError for an empty list or an index out of range.
+  ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets)
+      : size_(servers.size()), buckets_(std::move(buckets.servers)) {
+    validate_servers(servers);
+    if (buckets_.empty()) {
+      detail::throw_config_error("a modulo bucket list needs at least one bucket", "0");
+    }
+    for (const std::uint32_t bucket : buckets_) {
+      if (bucket >= size_) {
+        detail::throw_config_error("a modulo bucket names no server", std::to_string(bucket));
       }
     }
   }
@@ -114,6 +137,11 @@ class ModuloLocator {
 
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
+
+  /// buckets: the bucket list (empty when the locator is `hash % N`).
+  [[nodiscard]] auto buckets() const noexcept -> std::span<const std::uint32_t> {
+    return buckets_;
+  }
 
  private:
   std::size_t size_;
