@@ -2,26 +2,31 @@
 // hit_rate_bench.cpp: the cache hit rate that survives a resize, measured on
 // real memcached servers.
 //
-// For each placement (modulo-crc32, ring-crc32, ketama-md5-weighted):
-//   add:    flush_all, store K keys on the first M-1 servers (routed by the
-//           placement for M-1 servers), then read every key back through the
-//           placement for all M servers;
-//   remove: flush_all, store K keys on all M servers, then read them back
-//           through the placement for the last M-1 (the first server failed
-//           and was taken out of the list).
+// The fleet is n servers plus a more. For each placement (modulo-crc32,
+// ring-crc32, ketama-md5-weighted):
+//   add m (BM_HitRate/add/<placement>/added:m, for m = 1 .. a):
+//           flush_all, store K keys on the first n servers (routed by the
+//           placement for n servers), then read every key back through the
+//           placement for the first n + m servers;
+//   remove (BM_HitRate/remove/<placement>): flush_all, store K keys on the
+//           first M = n + 1 servers, then read them back through the placement
+//           for the last n of those (the first server failed and was taken out
+//           of the list).
 // Keys go through one libmemcached handle per server, routed by memshard; reads
 // use memcached_mget batches. Counters:
 //   hit_rate    keys read back with the right value / K, after the resize;
 //   predicted   keys the two placements put on the same server / K (what the
 //               hit rate must be if the servers kept every key);
-//   theory      modulo 1/M, a ring (M-1)/M, for both add and remove (for
-//               modulo, r % M == r % (M-1) + 1 also holds for 1 in M values);
+//   theory      add m: a ring n/(n+m), modulo gcd(n,m)/(n+m) (h % n ==
+//               h % (n+m) for gcd(n,m) in n+m hashes); remove: a ring (M-1)/M,
+//               modulo 1/M (r % M == r % (M-1) + 1 holds for 1 in M values);
 //   baseline    hit rate through the placement used to store (must be 1).
 //
-// Servers: MEMSHARD_SERVERS=host:port,... uses those (M = their number, at
-// least 2; every one is flushed). Otherwise M = MEMSHARD_BENCH_SERVERS + 1
-// local memcached processes (default 4 + 1) are started on free ports and
-// stopped on exit. MEMSHARD_BENCH_KEYS sets K (default 20000).
+// Servers: MEMSHARD_SERVERS=host:port,... uses those (F of them, at least 2;
+// every one is flushed): a = MEMSHARD_BENCH_ADDED (default 1, below F) and
+// n = F - a. Otherwise n = MEMSHARD_BENCH_SERVERS (default 4) plus
+// a = MEMSHARD_BENCH_ADDED (default 4) local memcached processes are started
+// on free ports and stopped on exit. MEMSHARD_BENCH_KEYS sets K (default 20000).
 
 #include <benchmark/benchmark.h>
 #include <libmemcached-1.0/memcached.h>
@@ -32,6 +37,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -55,17 +61,31 @@ using memshard::testing::MemcachedServer;
 constexpr std::string_view kValuePrefix = "memshard-hit-rate:";
 constexpr std::size_t kBatch = 500;
 
-// Fleet: the servers under test, with one libmemcached handle each.
+// Fleet: the servers under test, with one libmemcached handle each: the n
+// before an add, then the ones that may be added.
 class Fleet {
  public:
-  // The servers before a resize plus the one that is added.
   Fleet()
-      : live_(2, static_cast<std::size_t>(-1), env_count("MEMSHARD_BENCH_SERVERS", 4, 1) + 1,
+      : live_(2, static_cast<std::size_t>(-1),
+              env_count("MEMSHARD_BENCH_SERVERS", 4, 1) + env_count("MEMSHARD_BENCH_ADDED", 4, 1),
               "memshard_") {
+    const std::size_t total = live_.servers().size();
+    added_ = live_.started_here() ? env_count("MEMSHARD_BENCH_ADDED", 4, 1)
+                                  : env_count("MEMSHARD_BENCH_ADDED", 1, 1);
+    if (added_ >= total) {
+      throw std::invalid_argument("MEMSHARD_BENCH_ADDED must be below the number of servers (" +
+                                  std::to_string(total) + ")");
+    }
+    before_ = total - added_;
     for (const Server& server : live_.servers()) {
       handles_.push_back(connect(server));
     }
   }
+
+  /// before: n, the servers before an add.
+  [[nodiscard]] auto before() const noexcept -> std::size_t { return before_; }
+  /// added: a, the most servers an add brings.
+  [[nodiscard]] auto added() const noexcept -> std::size_t { return added_; }
 
   [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return live_.servers(); }
   [[nodiscard]] auto handle(std::size_t i) const noexcept -> memcached_st* {
@@ -100,6 +120,8 @@ class Fleet {
 
   memshard::bench::LiveServers live_;
   std::vector<MemcachedPtr> handles_;
+  std::size_t before_ = 0;
+  std::size_t added_ = 0;
 };
 
 auto value_for(std::string_view key) -> std::string {
@@ -191,15 +213,12 @@ auto same_server_fraction(const Locator& before, View before_view, const Locator
   return static_cast<double>(same) / static_cast<double>(keys.size());
 }
 
-// One resize on real servers; see the file comment.
+// One resize on real servers: keys stored through the placement of
+// `stored_view`, read through that of `read_view`; see the file comment.
 template <class Make>
 void run_resize(benchmark::State& state, const Fleet& fleet, const KeySet& keys, Make make,
-                bool add, bool ring) {
+                View stored_view, View read_view, double theory) {
   const std::span<const Server> all = fleet.servers();
-  const std::size_t m = all.size();
-  // add: M-1 servers, then all M. remove: all M, then all but the first.
-  const View stored_view = add ? View{0, m - 1} : View{0, m};
-  const View read_view = add ? View{0, m} : View{1, m - 1};
   const auto stored_with = make(all.subspan(stored_view.first, stored_view.size));
   const auto read_with = make(all.subspan(read_view.first, read_view.size));
   ReadOutcome baseline;
@@ -216,46 +235,56 @@ void run_resize(benchmark::State& state, const Fleet& fleet, const KeySet& keys,
     return;
   }
   const auto k = static_cast<double>(keys.size());
-  const auto md = static_cast<double>(m);
   state.counters["servers_before"] = static_cast<double>(stored_view.size);
   state.counters["servers_after"] = static_cast<double>(read_view.size);
   state.counters["keys"] = k;
   state.counters["hit_rate"] = static_cast<double>(after.hits) / k;
   state.counters["predicted"] =
       same_server_fraction(stored_with, stored_view, read_with, read_view, keys);
-  state.counters["theory"] = ring ? (md - 1) / md : 1 / md;
+  state.counters["theory"] = theory;
   state.counters["baseline"] = static_cast<double>(baseline.hits) / k;
   state.counters["wrong_values"] = static_cast<double>(after.wrong + baseline.wrong);
   state.counters["local_servers"] = fleet.local() ? 1 : 0;
 }
 
-void register_all(const Fleet& fleet, const KeySet& keys) {
-  const auto modulo = [](std::span<const Server> s) { return memshard::profiles::modulo_crc32(s); };
-  const auto ring = [](std::span<const Server> s) { return memshard::profiles::ring_crc32(s); };
-  const auto ketama = [](std::span<const Server> s) {
-    return memshard::profiles::libmemcached_ketama_weighted(s);
-  };
-  for (const bool add : {true, false}) {
-    const std::string op = add ? "add" : "remove";
-    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/modulo-crc32").c_str(),
-                                 [&fleet, &keys, modulo, add](benchmark::State& state) {
-                                   run_resize(state, fleet, keys, modulo, add, false);
-                                 })
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/ring-crc32").c_str(),
-                                 [&fleet, &keys, ring, add](benchmark::State& state) {
-                                   run_resize(state, fleet, keys, ring, add, true);
-                                 })
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_HitRate/" + op + "/ketama-md5-weighted").c_str(),
-                                 [&fleet, &keys, ketama, add](benchmark::State& state) {
-                                   run_resize(state, fleet, keys, ketama, add, true);
-                                 })
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+// register_one: one resize of one placement, as a benchmark called `name`.
+template <class Make>
+void register_one(const std::string& name, const Fleet& fleet, const KeySet& keys, Make make,
+                  View stored_view, View read_view, double theory) {
+  benchmark::RegisterBenchmark(
+      name.c_str(),
+      [&fleet, &keys, make, stored_view, read_view, theory](benchmark::State& state) {
+        run_resize(state, fleet, keys, make, stored_view, read_view, theory);
+      })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
+
+template <class Make>
+void register_placement(const std::string& label, bool ring, const Fleet& fleet, const KeySet& keys,
+                        Make make) {
+  const std::size_t n = fleet.before();
+  const auto nd = static_cast<double>(n);
+  for (std::size_t m = 1; m <= fleet.added(); ++m) {
+    const auto md = static_cast<double>(m);
+    const double theory = ring ? nd / (nd + md) : static_cast<double>(std::gcd(n, m)) / (nd + md);
+    register_one("BM_HitRate/add/" + label + "/added:" + std::to_string(m), fleet, keys, make,
+                 View{0, n}, View{0, n + m}, theory);
   }
+  // remove: M = n + 1 servers, then all but the first.
+  const double md = nd + 1;
+  register_one("BM_HitRate/remove/" + label, fleet, keys, make, View{0, n + 1}, View{1, n},
+               ring ? (md - 1) / md : 1 / md);
+}
+
+void register_all(const Fleet& fleet, const KeySet& keys) {
+  register_placement("modulo-crc32", false, fleet, keys,
+                     [](std::span<const Server> s) { return memshard::profiles::modulo_crc32(s); });
+  register_placement("ring-crc32", true, fleet, keys,
+                     [](std::span<const Server> s) { return memshard::profiles::ring_crc32(s); });
+  register_placement("ketama-md5-weighted", true, fleet, keys, [](std::span<const Server> s) {
+    return memshard::profiles::libmemcached_ketama_weighted(s);
+  });
 }
 
 }  // namespace
@@ -269,6 +298,8 @@ auto main(int argc, char** argv) -> int {
     const KeySet keys(env_count("MEMSHARD_BENCH_KEYS", 20'000, 1));
     benchmark::AddCustomContext("memshard_keys", std::to_string(keys.size()));
     const Fleet fleet;
+    benchmark::AddCustomContext("memshard_servers_before", std::to_string(fleet.before()));
+    benchmark::AddCustomContext("memshard_added", std::to_string(fleet.added()));
     register_all(fleet, keys);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -3,10 +3,11 @@
 """Summarises one run of memshard's benchmarks.
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
-directory (locate.json, balance.json, resize.json, hit_rate.json, client.json,
-and callgrind/*.json + *.callgrind and callgrind_client/client.callgrind.<n>
-when instruction counts were taken), prints one report on stdout, and writes it
-to summary.txt with one CSV file per table.
+directory (locate.json, balance.json, resize.json, properties.json,
+hit_rate.json, client.json, and callgrind/*.json + *.callgrind and
+callgrind_client/client.callgrind.<n> when instruction counts were taken), and
+charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
+writes it to summary.txt with one CSV file per table.
 
 Usage: report.py RESULTS_DIR
 """
@@ -117,6 +118,24 @@ def family(row):
 
 def pct(x, digits=2):
     return f"{100 * x:.{digits}f}%"
+
+
+def share(x):
+    """A percentage with enough digits for small shares (0.0100%, 0.105%, 9.11%)."""
+    if x != 0 and abs(x) < 0.001:
+        return pct(x, 4)
+    if x != 0 and abs(x) < 0.01:
+        return pct(x, 3)
+    return pct(x)
+
+
+def count(x):
+    return f"{int(round(x)):,}"
+
+
+def label_of(row):
+    """The placement label of a row: its label, else the template argument."""
+    return row.get("label") or row.get("run_name", row["name"]).split("/")[0]
 
 
 def ratio(x):
@@ -317,9 +336,10 @@ def balance_section(rep, doc):
         return (order.get(fam, 3), int(r.get("servers", 0)), int(r.get("points_per_server", 0)))
     text_rows, csv_rows = [], []
     keys = None
+    weighted_points, modulo_noise = {}, {}
     for r in sorted(rows, key=key):
         if r.get("error_occurred"):
-            text_rows.append([r["name"], "error: " + r.get("error_message", "")] + [""] * 6)
+            text_rows.append([r["name"], "error: " + r.get("error_message", "")] + [""] * 8)
             continue
         keys = int(r.get("keys", 0))
         fam = family(r)
@@ -327,24 +347,47 @@ def balance_section(rep, doc):
                 "BM_BalanceKetamaMd5Weighted": "ketama-md5-weighted (libketama)",
                 "BM_BalanceModuloCrc32": "modulo-crc32"}.get(fam, fam)
         points = r.get("points_per_server")
-        text_rows.append([name, str(int(r["servers"])), str(int(points)) if points else "-",
-                          f"{r['peak_over_mean']:.3f}", f"{r['min_over_mean']:.3f}", f"{r['cv']:.4f}",
+        n = int(r["servers"])
+        if fam == "BM_BalanceKetamaMd5Weighted" and points:
+            weighted_points[n] = int(points)
+        if fam == "BM_BalanceModuloCrc32":
+            modulo_noise[n] = r["peak_over_mean"]
+        exact_peak = r.get("ring_peak_over_mean")
+        text_rows.append([name, f"{n:,}", str(int(points)) if points else "-",
+                          f"{keys / n:,.0f}", f"{r['peak_over_mean']:.3f}", f"{r['min_over_mean']:.3f}",
+                          f"{r['cv']:.4f}", f"{exact_peak:.3f}" if exact_peak is not None else "-",
                           f"{r['ring_cv']:.4f}", f"{r['sampling_cv']:.4f}"])
-        csv_rows.append({"placement": name, "servers": int(r["servers"]),
+        csv_rows.append({"placement": name, "servers": n,
                          "points per server": int(points) if points else "",
+                         "keys per server": keys / n,
                          "peak/mean": r["peak_over_mean"], "min/mean": r["min_over_mean"], "cv": r["cv"],
+                         "ring peak/mean (exact)": exact_peak if exact_peak is not None else "",
+                         "ring min/mean (exact)": r.get("ring_min_over_mean", ""),
                          "ring cv (exact)": r["ring_cv"], "sampling cv": r["sampling_cv"]})
+    notes = ["peak/mean: the busiest server's load over the mean (1.000 is perfect); "
+             "cv: stddev/mean of per-server key counts.",
+             "ring peak/mean, ring cv: the same over the exact shares of the 2^32 hash space (no key "
+             "sampling): the balance an endless stream of keys sees.",
+             "sampling cv: what ideal random placement of these keys shows.",
+             "One point per server leaves some servers with several times the mean load: "
+             "that is why rings use virtual nodes."]
+    if modulo_noise:
+        top = max(modulo_noise)
+        notes.append(f"At N={top:,} there are {keys / top:,.0f} keys per server: the key columns are "
+                     f"mostly sampling noise there (modulo's exact shares are even, yet its keys show "
+                     f"peak/mean {modulo_noise[top]:.3f}); read the exact columns.")
+    odd = {}
+    for n, pts in sorted(weighted_points.items()):
+        if pts != 160:
+            odd.setdefault(pts, []).append(f"{n:,}")
+    if odd:
+        notes.append("ketama-md5-weighted gets " + "; ".join(
+            f"{pts} points per server at N={' and '.join(ns)}" for pts, ns in odd.items())
+            + " (libketama's float32 point count), 160 otherwise.")
     rep.table(f"Balance: per-server share of {keys:,} keys" if keys else "Balance",
-              ["placement", "servers", "points/server", "peak/mean", "min/mean", "cv",
-               "ring cv (exact)", "sampling cv"], text_rows, "balance.csv", csv_rows,
-              notes=["peak/mean: the busiest server's load over the mean (1.000 is perfect); "
-                     "cv: stddev/mean of per-server key counts.",
-                     "ring cv: the same over the exact ring shares (no key sampling); sampling cv: "
-                     "what ideal random placement of these keys shows.",
-                     "One point per server leaves some servers with several times the mean load: "
-                     "that is why rings use virtual nodes.",
-                     "ketama-md5-weighted gets 156 points per server at N=100 (libketama's float32 "
-                     "point count), 160 otherwise."])
+              ["placement", "servers", "points/server", "keys/server", "peak/mean", "min/mean", "cv",
+               "ring peak/mean (exact)", "ring cv (exact)", "sampling cv"], text_rows, "balance.csv",
+              csv_rows, notes=notes)
 
 
 def movement_section(rep, doc):
@@ -363,18 +406,26 @@ def movement_section(rep, doc):
         table.setdefault((r.get("label", ""), int(r["servers"])), {})[op] = r
     order = ["modulo-crc32", "ring-crc32", KETAMA]
     text_rows, csv_rows = [], []
+    recounted = {}  # label -> resizes where every server's point count changed
     for (label, n) in sorted(table, key=lambda k: (order.index(k[0]) if k[0] in order else 9, k[1])):
         add, rem = table[(label, n)].get("add"), table[(label, n)].get("remove")
         def cells(r):
             if r is None:
                 return ["-", "-", "-"]
-            return [pct(r["moved"]), pct(r["theory"]), pct(r["needless"])]
+            return [share(r["moved"]), share(r["theory"]), share(r["needless"])]
         points = "-"
         if add is not None and "points_before" in add:
             points = f"{add['points_before']:.0f} -> {add['points_after']:.0f}"
             if rem is not None and "points_after" in rem:
                 points += f" / {rem['points_after']:.0f}"
-        text_rows.append([label, str(n)] + cells(add) + cells(rem) + [points])
+            changed = {f"{n:,} -> {n + 1:,}": add} if round(add["points_before"]) != round(add["points_after"]) else {}
+            if rem is not None and round(rem["points_before"]) != round(rem["points_after"]):
+                changed[f"{n:,} -> {n - 1:,}"] = rem
+            for what, r in changed.items():
+                recounted.setdefault(label, []).append(
+                    f"{what} ({r['points_before']:.0f} -> {r['points_after']:.0f} points, "
+                    f"{share(r['needless'])} needless)")
+        text_rows.append([label, f"{n:,}"] + cells(add) + cells(rem) + [points])
         csv_rows.append({"placement": label, "servers": n,
                          "add moved": add["moved"] if add else "", "add theory": add["theory"] if add else "",
                          "add needless": add["needless"] if add else "",
@@ -392,9 +443,140 @@ def movement_section(rep, doc):
                      "needless: keys that moved between two servers present before and after (a ring "
                      "should move none).",
                      "A ring's measured share differs from theory by the new (or removed) server's "
-                     "actual share of the ring.",
-                     "ketama-md5-weighted at N=100: libketama's float32 point count changes every "
-                     "server's points (156 <-> 160), so keys move needlessly."])
+                     "actual share of the ring."]
+              + [f"{label}: libketama's float32 point count changes every server's points at "
+                 + ", ".join(where) + ", so keys move needlessly." for label, where in recounted.items()])
+
+
+FIXED160 = "ketama-md5 160 points"
+PROPERTY_ORDER = ["modulo-crc32", FIXED160, KETAMA]
+
+
+def properties_section(rep, doc):
+    """Karger et al.'s properties: a summary, then monotonicity, then spread and load."""
+    rows = [r for r in rows_of(doc) if not r.get("error_occurred")]
+    if not rows:
+        rep.say("Properties of a distribution: no results (properties.json missing)")
+        rep.say()
+        return
+    keys = int(rows[0].get("keys", 0))
+    mono = [r for r in rows if family(r) == "BM_Monotonicity"]
+    views = [r for r in rows if family(r) in ("BM_ViewsRolling", "BM_ViewsRandom")]
+    labels = [l for l in PROPERTY_ORDER if any(label_of(r) == l for r in rows)]
+    labels += sorted({label_of(r) for r in rows} - set(labels))
+
+    def order(r):
+        return labels.index(label_of(r))
+
+    def view_name(r):
+        n, v = int(r["servers"]), int(r["views"])
+        if family(r) == "BM_ViewsRolling":
+            return f"rolling {n - v + 1:,} -> {n:,}"
+        return f"random, >= half of {n:,}"
+
+    # At a glance: one number per property and placement.
+    glance_n = 100
+    random_ref = {label_of(r): r for r in views
+                  if family(r) == "BM_ViewsRandom" and int(r["servers"]) == glance_n}
+    text_rows, csv_rows = [], []
+    for label in labels:
+        mine = [r for r in mono if label_of(r) == label]
+        balance = next((r["peak_over_mean"] for r in mine if int(r["servers"]) == glance_n), None)
+        violations = sum(r["violations"] for r in mine)
+        bad = sum(1 for r in mine if r["violations"] > 0)
+        v = random_ref.get(label)
+        text_rows.append([label, f"{balance:.3f}" if balance is not None else "-",
+                          f"{count(violations)} ({bad} of {len(mine)} adds)" if mine else "-",
+                          f"{v['spread_mean']:.2f} / {int(v['spread_max'])}" if v else "-",
+                          f"{v['load_max']:.2f}x ({v['view_load_max']:.2f}x)" if v else "-"])
+        csv_rows.append({"placement": label, f"balance peak/mean N={glance_n}": balance if balance else "",
+                         "monotonicity violations": violations, "adds with violations": bad, "adds": len(mine),
+                         "spread mean": v["spread_mean"] if v else "", "spread max": v["spread_max"] if v else "",
+                         "load max / (K/N)": v["load_max"] if v else "",
+                         "one view's max / (K/N)": v["view_load_max"] if v else ""})
+    rep.table(f"Properties of a distribution (Karger et al. 1997), modulo against ketama: {keys:,} keys",
+              ["placement", f"balance (N={glance_n})", "monotonicity: violations", "spread: mean / max",
+               "load: max (one view)"], text_rows, "properties.csv", csv_rows,
+              notes=["balance: the busiest server's keys / the mean, one client that knows all N servers "
+                     "(1.000 is ideal; by points per server and up to N=10,000 in the Balance table).",
+                     "monotonicity: when servers are added, a key may move only from an old server to a "
+                     "new one; a violation is a key that moves from one old server to another (0 is "
+                     "ideal), counted in every add below.",
+                     "spread: V clients (views) each know a different subset of the servers; a key's "
+                     "spread is the number of distinct servers it is placed on across the V views "
+                     "(1 is ideal, V the worst).",
+                     "load: the number of distinct keys one server is given across all V views, over "
+                     "K/N, the single-view mean when a client knows all N servers (1.00x is ideal); "
+                     "in brackets: the busiest server of any one view alone.",
+                     f"spread and load here: {glance_n} servers, 10 views of random subsets (see below).",
+                     f"{FIXED160}: the libketama ring (md5 x4 points \"host-i\") with a fixed count; "
+                     f"{KETAMA}: the same ring with libketama's float32 point count "
+                     "(profiles::libmemcached_ketama_weighted)."])
+
+    # Monotonicity.
+    text_rows, csv_rows = [], []
+    for r in sorted(mono, key=lambda r: (order(r), int(r["servers"]), int(r["added"]))):
+        n, m = int(r["servers"]), int(r["added"])
+        points = (f"{r['points_before']:.0f} -> {r['points_after']:.0f}" if "points_before" in r else "-")
+        text_rows.append([label_of(r), f"{n:,} -> {n + m:,}", share(r["moved"]), share(r["theory"]),
+                          share(r["to_new"]), count(r["violations"]), share(r["violations"] / keys), points])
+        csv_rows.append({"placement": label_of(r), "servers before": n, "servers added": m, "moved": r["moved"],
+                         "theory": r["theory"], "moved to new servers": r["to_new"],
+                         "violations": int(r["violations"]), "violations share": r["violations"] / keys,
+                         "points/server before": r.get("points_before", ""),
+                         "points/server after": r.get("points_after", "")})
+    verdicts = []
+    for label in labels:
+        mine = [r for r in mono if label_of(r) == label]
+        if not mine:
+            continue
+        total = sum(r["violations"] for r in mine)
+        bad = [r for r in mine if r["violations"] > 0]
+        sizes = sorted({int(r["servers"]) for r in mine})
+        if not bad:
+            verdicts.append(f"{label}: violations: 0 in all {len(mine)} adds (N = {sizes[0]:,} .. {sizes[-1]:,}, "
+                            "counted key by key): monotone.")
+        else:
+            where = [f"{int(r['servers']):,} -> {int(r['servers']) + int(r['added']):,}" for r in bad]
+            because = ""
+            if all("points_before" in r and round(r["points_before"]) != round(r["points_after"]) for r in bad):
+                because = "; each time the float32 point count changed every server's points"
+            verdicts.append(f"{label}: violations: {count(total)} in {len(bad)} of {len(mine)} adds"
+                            + (f" ({', '.join(where)}{because})" if len(bad) < len(mine) else "")
+                            + ": not monotone.")
+    rep.table(f"Monotonicity: servers added to a list of N, {keys:,} keys",
+              ["placement", "servers", "moved", "theory", "to new servers", "violations", "of keys",
+               "points/server"], text_rows, "monotonicity.csv", csv_rows,
+              notes=verdicts + ["moved = to new servers + violations; theory: a ring m/(n+m), modulo "
+                                "1 - gcd(n,m)/(n+m) (keys stay where h % n == h % (n+m)).",
+                                "Modulo is monotone only when the list doubles (h % 2n is h % n or h % n + n); "
+                                "a ring is monotone whenever the old servers keep their points."])
+
+    # Spread and load under inconsistent views.
+    text_rows, csv_rows = [], []
+    for r in sorted(views, key=lambda r: (family(r) != "BM_ViewsRolling", int(r["servers"]), order(r))):
+        lo, hi = int(r["view_min"]), int(r["view_max"])
+        text_rows.append([view_name(r), label_of(r), str(int(r["views"])), f"{lo:,} .. {hi:,}",
+                          f"{r['spread_mean']:.2f}", str(int(r["spread_max"])), f"{r['load_mean']:.2f}x",
+                          f"{r['load_max']:.2f}x", f"{r['view_load_max']:.2f}x"])
+        csv_rows.append({"views": view_name(r), "placement": label_of(r), "servers": int(r["servers"]),
+                         "view count": int(r["views"]), "servers per view min": lo, "servers per view max": hi,
+                         "spread mean": r["spread_mean"], "spread max": r["spread_max"],
+                         "load mean / (K/N)": r["load_mean"], "load max / (K/N)": r["load_max"],
+                         "one view's max / (K/N)": r["view_load_max"]})
+    rep.table(f"Spread and load: V clients with different server lists, {keys:,} keys",
+              ["views", "placement", "V", "servers per view", "spread mean", "max", "load mean", "load max",
+               "one view's max"], text_rows, "views.csv", csv_rows,
+              notes=["rolling a -> b: a deploy that adds servers one at a time; view v knows the first a + v "
+                     "servers (the last view knows all b).",
+                     "random, >= half of N: view v knows a random subset of the N servers, its size drawn "
+                     "uniformly from N/2 .. N (fixed seed), in list order.",
+                     "spread: distinct servers one key is placed on across the V views (mean and max over "
+                     "the keys; 1 is ideal, V the worst).",
+                     "load: distinct keys one server is given across all V views, / (K/N) with N every server "
+                     "(mean and max over the servers; load mean = spread mean).",
+                     "one view's max: the busiest server within any one view, / (K/N): the cost of a shorter "
+                     "server list alone; load max above it is what the views' disagreement adds."])
 
 
 def hit_rate_section(rep, doc):
@@ -408,14 +590,15 @@ def hit_rate_section(rep, doc):
     order = ["modulo-crc32", "ring-crc32", KETAMA]
     def key(r):
         parts = r["run_name"].split("/")
-        return (parts[1] != "add", order.index(parts[2]) if parts[2] in order else 9)
+        return (parts[1] != "add", r.get("servers_after", 0), order.index(parts[2]) if parts[2] in order else 9)
     for r in sorted(rows, key=key):
         _, op, label = r["run_name"].split("/")[:3]
         if r.get("error_occurred"):
             text_rows.append([label, op, "error: " + r.get("error_message", ""), "", "", "", ""])
             continue
+        added = int(r["servers_after"]) - int(r["servers_before"])
         what = (f"{int(r['servers_before'])} -> {int(r['servers_after'])}"
-                + ("" if op == "add" else " (first gone)"))
+                + (f" (+{added})" if op == "add" else " (first gone)"))
         text_rows.append([label, what, pct(r["hit_rate"]), pct(r["predicted"]), pct(r["theory"]),
                           pct(r["baseline"], 1), str(int(r["wrong_values"]))])
         csv_rows.append({"placement": label, "resize": op, "servers before": int(r["servers_before"]),
@@ -430,12 +613,14 @@ def hit_rate_section(rep, doc):
               text_rows, "hit_rate.csv", csv_rows,
               notes=[f"servers ({'started locally' if source == 'local' else source}"
                      f"{', ' + version if version else ''}): {servers}",
-                     "add: fill the first M-1 servers through the M-1 placement, read every key through "
-                     "the M-server placement.",
-                     "remove: fill all M, then the first server is dropped from the list; read through "
-                     "the placement of the other M-1.",
+                     "n -> n+m (+m): fill the first n servers through the n-server placement, read every key "
+                     "through the placement of the first n+m.",
+                     "remove: fill the first M = n+1, then the first server is dropped from the list; read "
+                     "through the placement of the other n.",
                      "predicted: keys both placements put on the same server (the hit rate if every "
-                     "stored key survives); theory: modulo 1/M, ring (M-1)/M.",
+                     "stored key survives); theory: add m to n: a ring n/(n+m), modulo gcd(n,m)/(n+m) "
+                     "(adding as many servers as there were keeps half);",
+                     "remove one of M: a ring (M-1)/M, modulo 1/M.",
                      "Local ports come from the kernel and the rings hash host:port, so ring hit rates "
                      "vary a little from run to run."])
 
@@ -655,6 +840,34 @@ def client_section(rep, doc, counts):
             for op, name, against, value, _, ok in targets]
 
 
+CHART_NOTES = {
+    "balance-per-server-load.svg": "keys per server / mean, servers ranked, modulo vs ketama at several "
+                                   "points per server",
+    "hit-rate-after-resize.svg": "hit rate after adding servers, measured vs theory, modulo vs rings",
+}
+
+
+def charts_section(rep, results_dir):
+    """One line on the charts bench/plot.py drew, or why there are none."""
+    log_lines = []
+    log = os.path.join(results_dir, "plot.log")
+    if os.path.exists(log):
+        with open(log) as handle:
+            log_lines = [line.strip() for line in handle if line.strip()]
+    listed = os.path.join(results_dir, "charts.txt")
+    if os.path.exists(listed):
+        with open(listed) as handle:
+            names = [line.strip() for line in handle if line.strip()]
+        rep.say("Charts: " + "; ".join(f"{name} ({CHART_NOTES[name]})" if name in CHART_NOTES else name
+                                       for name in names))
+        for line in log_lines:
+            if line.startswith("not drawn:"):
+                rep.say(f"  {line} (see plot.log)")
+        return
+    reason = log_lines[-1] if log_lines else ("plot.py failed" if os.path.exists(log) else "plot.py did not run")
+    rep.say(f"Charts: none drawn ({reason}; see plot.log); the tables above are complete without them.")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -676,13 +889,14 @@ def main():
                     "benchmarks are built in Release.")
     rep.say()
     errors = []
-    for name in ("locate", "balance", "resize", "hit_rate", "client"):
+    for name in ("locate", "balance", "resize", "properties", "hit_rate", "client"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
     targets = targets_section(rep, data)
     balance_section(rep, load(os.path.join(results_dir, "balance.json")))
     movement_section(rep, load(os.path.join(results_dir, "resize.json")))
+    properties_section(rep, load(os.path.join(results_dir, "properties.json")))
     hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")))
     targets += client_section(rep, load(os.path.join(results_dir, "client.json")),
                               client_callgrind(results_dir))
@@ -695,6 +909,7 @@ def main():
     missed = [t for t, ok in targets if not ok]
     rep.say(f"Targets met: {len(targets) - len(missed)} of {len(targets)}"
             + (f"; missed: {'; '.join(missed)}" if missed else ""))
+    charts_section(rep, results_dir)
     rep.say(f"Files: {results_dir}/ (raw JSON per benchmark, one CSV per table, summary.txt)")
     text = rep.text()
     with open(os.path.join(results_dir, "summary.txt"), "w") as handle:

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # bench/run.sh: builds memshard's benchmarks in Release, runs them and prints one
 # summary report on stdout. Progress goes to stderr; each benchmark's console
-# output, the raw Google Benchmark JSON, one CSV per table and summary.txt go
-# to the results directory.
+# output, the raw Google Benchmark JSON, one CSV per table, the charts (SVG,
+# drawn by bench/plot.py with Debian's python3-matplotlib, which is installed
+# when missing; without it the report says so) and summary.txt go to the
+# results directory.
 #
 # The hit-rate and client benchmarks start their own memcached servers on
 # 127.0.0.1 (ports from the kernel) and stop them when they end, fail or are
@@ -21,6 +23,9 @@
 #                               every one!)
 #   MEMSHARD_BENCH_SERVERS      local servers: before the resize, and for the
 #                               client runs (default 4)
+#   MEMSHARD_BENCH_ADDED        the hit-rate runs add 1 to this many servers
+#                               (default 4 more local servers; with
+#                               MEMSHARD_SERVERS 1, the last of the list)
 #   MEMSHARD_BENCH_KEYS         keys per hit-rate run (default 20000)
 #   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
 #   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
@@ -37,6 +42,10 @@ results_dir=${MEMSHARD_RESULTS_DIR:-$repo/bench-results}
 repetitions=${MEMSHARD_BENCH_REPETITIONS:-5}
 min_time=${MEMSHARD_BENCH_MIN_TIME:-0.2}
 callgrind=${MEMSHARD_BENCH_CALLGRIND:-1}
+
+# Debian's python3 (installed below), not whichever python3 is first on PATH:
+# the charts need Debian's python3-matplotlib.
+python=/usr/bin/python3
 
 log() { printf 'memshard bench: %s\n' "$*" >&2; }
 
@@ -81,11 +90,15 @@ log "checking packages"
 if ! "$repo/scripts/install-deps.sh" nutcracker; then
   log "nutcracker not installed: the client benchmark runs without twemproxy"
 fi
+# Optional: the charts.
+if ! "$repo/scripts/install-deps.sh" python3-matplotlib; then
+  log "python3-matplotlib not installed: the report comes without charts"
+fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
-rm -f "$results_dir"/{locate,balance,resize,hit_rate,client}.{json,log} "$results_dir"/*.csv \
-  "$results_dir"/{summary.txt,configure.log,build.log}
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,client}.{json,log} "$results_dir"/*.csv \
+  "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log}
 
 log "configuring and building (Release) in $build_dir"
 if ! run "$results_dir/configure.log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
@@ -108,17 +121,22 @@ run "$results_dir/locate.log" "$bench_dir/memshard_locate_bench" \
   --benchmark_context=memshard_repetitions="$repetitions" || failures+=(locate)
 
 log "balance"
-run "$results_dir/balance.log" "$bench_dir/memshard_balance_bench" \
+run "$results_dir/balance.log" env MEMSHARD_BENCH_LOADS_OUT="$results_dir/balance_loads.csv" \
+  "$bench_dir/memshard_balance_bench" \
   --benchmark_out="$results_dir/balance.json" --benchmark_out_format=json || failures+=(balance)
 
 log "movement on resize"
 run "$results_dir/resize.log" "$bench_dir/memshard_resize_bench" \
   --benchmark_out="$results_dir/resize.json" --benchmark_out_format=json || failures+=(resize)
 
+log "properties of a distribution (monotonicity, spread, load)"
+run "$results_dir/properties.log" "$bench_dir/memshard_properties_bench" \
+  --benchmark_out="$results_dir/properties.json" --benchmark_out_format=json || failures+=(properties)
+
 if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
   log "hit rate on MEMSHARD_SERVERS"
 else
-  log "hit rate on $((${MEMSHARD_BENCH_SERVERS:-4} + 1)) local memcached servers"
+  log "hit rate on $((${MEMSHARD_BENCH_SERVERS:-4} + ${MEMSHARD_BENCH_ADDED:-4})) local memcached servers"
 fi
 run "$results_dir/hit_rate.log" "$bench_dir/memshard_hit_rate_bench" \
   --benchmark_out="$results_dir/hit_rate.json" --benchmark_out_format=json || failures+=(hit_rate)
@@ -161,8 +179,14 @@ elif [[ $callgrind == 1 ]]; then
   log "valgrind not found: no instruction counts"
 fi
 
+# Charts are optional: without them the report says why.
+log "charts"
+if ! run "$results_dir/plot.log" "$python" "$repo/bench/plot.py" "$results_dir"; then
+  log "no charts; the report follows without them"
+fi
+
 status=0
-python3 "$repo/bench/report.py" "$results_dir" || status=$?
+"$python" "$repo/bench/report.py" "$results_dir" || status=$?
 if ((${#failures[@]} > 0)); then
   log "failed: ${failures[*]} (see the .log files in $results_dir)"
   exit 1
