@@ -196,11 +196,10 @@ TEST_P(GoldenTable, EveryKeyLandsWhereTheRealClientPutsIt) {
       ASSERT_LT(index, c.servers.size());
     }
     const std::vector<Mismatch> mismatches = compare(c, keys);
-    EXPECT_TRUE(mismatches.empty()) << mismatches.size() << " of " << keys.size()
-                                    << " keys misplaced; first: key #" << mismatches.front().key
-                                    << " '" << keys[mismatches.front().key] << "' expected server "
-                                    << mismatches.front().expected << ", memshard says "
-                                    << mismatches.front().actual;
+    EXPECT_TRUE(mismatches.empty())
+        << mismatches.size() << " of " << keys.size() << " keys misplaced; first: key #"
+        << mismatches.front().key << " '" << keys[mismatches.front().key] << "' expected server "
+        << mismatches.front().expected << ", memshard says " << mismatches.front().actual;
     checked += keys.size();
   }
   RecordProperty("keys_checked", static_cast<int>(checked));

@@ -65,8 +65,9 @@ TEST(Sha1Test, PaddingAtEveryLengthAroundABlock) {
     const std::string message(length, 'x');
     const auto digest = Sha1::digest(message);
     const auto words = Sha1::words(message);
-    EXPECT_EQ(static_cast<std::uint32_t>(digest[0]) << 24U | static_cast<std::uint32_t>(digest[1])
-                  << 16U | static_cast<std::uint32_t>(digest[2]) << 8U | digest[3],
+    EXPECT_EQ(static_cast<std::uint32_t>(digest[0]) << 24U |
+                  static_cast<std::uint32_t>(digest[1]) << 16U |
+                  static_cast<std::uint32_t>(digest[2]) << 8U | digest[3],
               words[0]);
     EXPECT_NE(digest, Sha1::digest(message + "x")) << length;
   }
@@ -91,7 +92,7 @@ TEST(JavaStringHashTest, DecodesUtf8IntoUtf16Units) {
 
 TEST(JavaStringHashTest, InvalidUtf8CountsEachBadByteAsReplacement) {
   EXPECT_EQ(JavaStringHash{}("a\xFFz"), java_hash_utf16(u"a\uFFFDz"));
-  EXPECT_EQ(JavaStringHash{}("\xC3"), java_hash_utf16(u"\uFFFD"));          // truncated
+  EXPECT_EQ(JavaStringHash{}("\xC3"), java_hash_utf16(u"\uFFFD"));            // truncated
   EXPECT_EQ(JavaStringHash{}("\xC0\xAF"), java_hash_utf16(u"\uFFFD\uFFFD"));  // overlong
   EXPECT_EQ(JavaStringHash{}("\xED\xA0\x80"),                                 // a surrogate
             java_hash_utf16(u"\uFFFD\uFFFD\uFFFD"));

@@ -4,6 +4,7 @@
 // they match the real clients is golden_test's job.)
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -149,12 +150,13 @@ TEST(KetamaLocatorSearchTest, LastAtOrBeforeMatchesBruteForce) {
     }
     std::vector<std::pair<std::uint32_t, std::size_t>> points;
     for (std::size_t s = 0; s < servers.size(); ++s) {
-      const auto count = static_cast<std::size_t>(static_cast<double>(n) * 160 * servers[s].weight / total);
+      const auto count =
+          static_cast<std::size_t>(static_cast<double>(n) * 160 * servers[s].weight / total);
       for (std::size_t i = 0; i < count; ++i) {
-        points.emplace_back(memshard::Sha1{}(servers[s].host + ":" +
-                                             std::to_string(servers[s].port) + ":" +
-                                             std::to_string(i)),
-                            s);
+        points.emplace_back(
+            memshard::Sha1{}(servers[s].host + ":" + std::to_string(servers[s].port) + ":" +
+                             std::to_string(i)),
+            s);
       }
     }
     std::sort(points.begin(), points.end());
@@ -193,8 +195,8 @@ TEST(KetamaLocatorTiesTest, NameOrderIsLengthThenBytes) {
 }
 
 TEST(TwemproxyModulaTest, SlotsFollowTheNameOrderRepeatedByWeight) {
-  const auto servers =
-      memshard::parse_servers("10.0.0.1:11211:1:cache-10,10.0.0.2:11211:2:cache-9,10.0.0.3:11211:3:b");
+  const auto servers = memshard::parse_servers(
+      "10.0.0.1:11211:1:cache-10,10.0.0.2:11211:2:cache-9,10.0.0.3:11211:3:b");
   const auto locator = memshard::profiles::twemproxy_modula<Crc32>(servers);
   const std::vector<std::uint32_t> expected = {2, 2, 2, 1, 1, 0};
   EXPECT_TRUE(std::equal(locator.buckets().begin(), locator.buckets().end(), expected.begin(),
@@ -258,8 +260,8 @@ TEST(ProfileRegistryTest, EveryProfileBuildsForSeveralSizesAndEveryHashItNames) 
       hash = hash.substr(0, hash.find(' '));
       memshard::ProfileOptions options;
       options.hash = hash;
-      EXPECT_NO_THROW(static_cast<void>(
-          memshard::make_locator(profile.name, random_fleet(rng, 3), options)))
+      EXPECT_NO_THROW(
+          static_cast<void>(memshard::make_locator(profile.name, random_fleet(rng, 3), options)))
           << hash;
       start = end + 2;
     }
@@ -369,6 +371,129 @@ TEST(PeerFailoverTest, OnlyTheAvoidedServersKeysMove) {
   expect_failover_moves_only_avoided_keys(memshard::profiles::pymemcache_rendezvous(servers), 6);
   expect_failover_moves_only_avoided_keys(memshard::profiles::dalli(servers), 6);
   expect_failover_moves_only_avoided_keys(memshard::profiles::twemproxy_modula(servers), 6);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(PeerValidationTest, ServersThatWouldShareEveryPointAreRefused) {
+  // twemproxy names an unnamed server on 11211 by its host alone.
+  EXPECT_THROW(static_cast<void>(memshard::profiles::twemproxy_ketama(memshard::parse_servers(
+                   "10.0.0.1:11211,10.0.0.2:11211:1:10.0.0.1,10.0.0.3:11211"))),
+               ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::profiles::twemproxy_modula(
+                   memshard::parse_servers("10.0.0.1:11211,10.0.0.2:11211:1:10.0.0.1"))),
+               ConfigError);
+  // A name equal to another server's "host:port".
+  const auto clash = memshard::parse_servers("a:11211,b:11211:1:a:11211,c:11211");
+  EXPECT_THROW(static_cast<void>(memshard::profiles::dalli(clash)), ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::profiles::ring_crc32(clash)), ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::profiles::spymemcached_ketama(clash, false)),
+               ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::profiles::pymemcache_rendezvous(clash)), ConfigError);
+}
+
+TEST(PeerValidationTest, WeightsNoClientCanExpressAreRefused) {
+  EXPECT_THROW(static_cast<void>(memshard::profiles::dalli(memshard::parse_servers("a:1:1.5,b:1"))),
+               ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::CompatContinuumLocator<>(
+                   memshard::parse_servers("a:1:5000000000,b:1"))),
+               ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::BucketedRingLocator<Crc32>(
+                   memshard::parse_servers("a:1:5000000000,b:1"))),
+               ConfigError);
+  EXPECT_THROW(static_cast<void>(
+                   memshard::BucketedRingLocator<Crc32>(memshard::parse_servers("a:1:2.5,b:1"))),
+               ConfigError);
+}
+
+TEST(PeerValidationTest, RingOptionsThatCannotAgreeAreRefused) {
+  const auto servers = memshard::parse_servers("a:1,b:1");
+  KetamaOptions options = memshard::profiles::dalli_options();
+  options.points_per_server = std::size_t{1} << 40U;
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  options = memshard::profiles::dalli_options();
+  options.point_hash = memshard::PointHash::kMd5x4;  // with a share count: not a multiple of 4
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  options = memshard::profiles::cache_memcached_fast_ketama_options(100);
+  options.point_hash = memshard::PointHash::kKeyHash;  // chained strings are CRC-32 points only
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  // A weight far beyond what float32 counts can hold gets no wrapped count.
+  EXPECT_EQ(memshard::weighted_point_count(1, 1, std::size_t{1} << 30U, std::size_t{1} << 40U),
+            std::numeric_limits<std::size_t>::max());
+}
+
+TEST(DalliKeyTest, NamespaceAndLongKeysAsDalliStoresThem) {
+  using memshard::profiles::dalli_key;
+  EXPECT_EQ(dalli_key("user:1"), "user:1");
+  EXPECT_EQ(dalli_key("user:1", "app"), "app:user:1");
+  const std::string exact(250, 'k');
+  EXPECT_EQ(dalli_key(exact), exact);
+  // Over 250 characters: a prefix, ":md5:", and the hex MD5 of the whole key.
+  const std::string long_key(251, 'k');
+  const std::string cut = dalli_key(long_key);
+  EXPECT_EQ(cut.size(), 212U + 5U + 32U);
+  EXPECT_EQ(cut.substr(0, 212), std::string(212, 'k'));
+  EXPECT_EQ(cut.substr(212, 5), ":md5:");
+  const std::string namespaced = dalli_key(std::string(247, 'k'), "app");  // 251 characters
+  EXPECT_EQ(namespaced.substr(0, 213), "app:" + std::string(209, 'k'));
+  EXPECT_EQ(namespaced.size(), 213U + 5U + 32U);
+  // Characters, not bytes: 200 two-byte characters are 400 bytes but short.
+  std::string wide;
+  for (int i = 0; i < 200; ++i) {
+    wide += "\xC3\xA9";
+  }
+  EXPECT_EQ(dalli_key(wide), wide);
+  // A byte that starts no valid sequence counts as a character, as in Ruby.
+  EXPECT_NE(dalli_key(std::string(250, 'a') + "\x80"), std::string(250, 'a') + "\x80");
+}
+
+TEST(RendezvousLocatorTest, TranscodedKeysOfEveryLengthScoreAsDefined) {
+  const auto servers = memshard::parse_servers("a:11211,b:11211,c:11211,d:11211");
+  const auto str_keys = memshard::profiles::pymemcache_rendezvous(servers);
+  const auto bytes_keys = memshard::profiles::pymemcache_rendezvous_bytes(servers);
+  for (const std::size_t length : {1U, 100U, 255U, 256U, 1023U, 1024U, 1025U, 3000U}) {
+    std::string key;
+    while (key.size() < length) {
+      key += key.size() % 3 == 0 ? "\xC3\xA9" : "x'";
+    }
+    // Python's view of the key: é is one character, U+00E9, low byte 0xE9.
+    std::string low;
+    const char quote = key.find('\'') != std::string::npos ? '"' : '\'';
+    std::string repr = std::string("b") + quote;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(key[i]);
+      if (byte == 0xC3 && i + 1 < key.size()) {
+        low += '\xE9';
+      } else if (byte != 0xA9 || i == 0 || static_cast<unsigned char>(key[i - 1]) != 0xC3) {
+        low += key[i];
+      }
+      static constexpr char kHex[] = "0123456789abcdef";
+      if (byte >= 0x7F) {
+        repr += std::string("\\x") + kHex[byte >> 4U] + kHex[byte & 0xFU];
+      } else {
+        repr += key[i];
+      }
+    }
+    repr += quote;
+    for (const auto* locator : {&str_keys, &bytes_keys}) {
+      const bool is_str = locator == &str_keys;
+      std::size_t best = 0;
+      std::uint32_t top = 0;
+      for (std::size_t s = 0; s < servers.size(); ++s) {
+        const std::uint32_t score =
+            memshard::Murmur3_32{}(servers[s].host + ":11211-" + (is_str ? low : repr));
+        if (s == 0 || score > top) {
+          best = s;
+          top = score;
+        }
+      }
+      EXPECT_EQ(locator->locate(key), best) << length << (is_str ? " str" : " bytes");
+    }
+  }
+  const std::vector<std::uint8_t> everyone(4, 1);
+  EXPECT_EQ(str_keys.locate_avoiding("k", everyone), str_keys.locate("k"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 //   up through 1024 precomputed buckets.
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -29,8 +30,8 @@ namespace memshard {
 
 /// CompatContinuumLocator: Cache::Memcached::Fast's default ("compatible")
 /// dispatch. Each server owns a stretch of [0, 2^32) proportional to its
-/// weight, built in list order: adding a server of weight w to a total T
-/// rescales every boundary p to `(uint32)(p * (1 - w / T) + 0.5)` and appends
+/// weight, built in list order: adding a server of weight w, which makes the
+/// total T, moves every boundary p to `(uint32)(p - p * (w / T))` and appends
 /// the boundary 0xFFFFFFFF for the new server. A key's 15-bit crc h picks
 /// bucket `b = h % (uint32)(T + 0.5)`, which maps to the point
 /// `(uint32)(b / T * 0xFFFFFFFF + 0.5) + 1`; the first boundary at or after it
@@ -38,7 +39,8 @@ namespace memshard {
 ///
 /// Complexity: construction O(N^2) (as the original; N is small); locate
 /// O(key length + log N). Exception guarantee: the constructor throws
-/// ConfigError for an invalid server list; locate is noexcept.
+/// ConfigError for an invalid server list or a total weight of 2^32 or more,
+/// or std::bad_alloc, and has no other effect; locate is noexcept.
 template <Hasher Hash = LibmemcachedCrc>
 class CompatContinuumLocator {
  public:
@@ -54,6 +56,10 @@ class CompatContinuumLocator {
         boundary.point = static_cast<std::uint32_t>(point - point * scale);
       }
       boundaries_.push_back({kMaxPoint, static_cast<std::uint32_t>(s)});
+    }
+    if (!(total_ + 0.5 < 4294967296.0)) {
+      detail::throw_config_error("total weight too large (at most 2^32 buckets)",
+                                 std::to_string(total_));
     }
     buckets_ = static_cast<std::uint32_t>(total_ + 0.5);
     if (buckets_ == 0) {
@@ -139,7 +145,9 @@ class CompatContinuumLocator {
 ///
 /// Complexity: construction O(P log P); locate O(key length).
 /// Exception guarantee: the constructor throws ConfigError for an invalid
-/// server list or fractional weights; locate is noexcept.
+/// server list or weights that are not whole numbers below 2^32, or
+/// std::bad_alloc; locate is noexcept. With more than 1024 servers some own
+/// no bucket, as in pecl memcache.
 template <Hasher Hash = Crc32>
 class BucketedRingLocator {
  public:
@@ -152,7 +160,7 @@ class BucketedRingLocator {
     validate_servers(servers);
     std::vector<Server> unnamed(servers.begin(), servers.end());
     for (Server& server : unnamed) {
-      if (server.weight != static_cast<double>(static_cast<std::uint32_t>(server.weight))) {
+      if (server.weight != std::floor(server.weight) || server.weight > 4294967295.0) {
         detail::throw_config_error("this ring needs whole-number weights", server.endpoint());
       }
       server.name.clear();  // the point strings are always "host:port-i"
@@ -165,8 +173,8 @@ class BucketedRingLocator {
     options.ties = TieBreak::kFirstServer;
     const KetamaLocator<Hash> ring(unnamed, options);
     for (std::size_t j = 0; j < kBuckets; ++j) {
-      buckets_[j] = static_cast<std::uint32_t>(
-          ring.locate_hash(static_cast<std::uint32_t>(j) * kBucketSpan));
+      buckets_[j] =
+          static_cast<std::uint32_t>(ring.locate_hash(static_cast<std::uint32_t>(j) * kBucketSpan));
     }
   }
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "memshard/hasher.hpp"
+
 namespace memshard {
 namespace detail {
 
@@ -57,8 +59,10 @@ struct LibmemcachedCrc {
 /// Fold15: `(Inner(key) >> 16) & 0x7fff`, except that 0 becomes 1: the hash
 /// of python-memcache (Inner = Crc32) and of pecl memcache's "standard"
 /// strategy (Inner = Crc32, or its FNV-1a).
-template <class Inner>
+template <Hasher Inner>
 struct Fold15 {
+  /// "fold15": not a name any factory accepts; the profiles that use it name
+  /// the inner hash (crc32, fnv) themselves.
   [[nodiscard]] static constexpr auto name() noexcept -> std::string_view { return "fold15"; }
 
   [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {

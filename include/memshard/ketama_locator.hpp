@@ -26,9 +26,9 @@
 #include <string_view>
 #include <vector>
 
+#include "memshard/crc32.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/hasher.hpp"
-#include "memshard/crc32.hpp"
 #include "memshard/md5.hpp"
 #include "memshard/server.hpp"
 #include "memshard/sha1.hpp"
@@ -142,6 +142,9 @@ struct RingPoint {
   if (!(biased >= 0) || !std::isfinite(biased)) {
     return 0;  // not a usable share (a total weight float32 cannot hold)
   }
+  if (!(biased < 0x1p58F)) {
+    return std::numeric_limits<std::size_t>::max();  // beyond any ring: refused by the caller
+  }
   return static_cast<std::size_t>(std::floor(static_cast<double>(biased))) * 4;
 }
 
@@ -180,6 +183,22 @@ class KetamaLocator {
     if (options.points_per_server == 0) {
       detail::throw_config_error("points per server must be at least 1", "0");
     }
+    if (options.points_per_server > kMaxPointsPerServer) {
+      detail::throw_config_error("points per server too large",
+                                 std::to_string(options.points_per_server));
+    }
+    if (options.point_hash == PointHash::kMd5x4 && (options.count == PointCount::kWeightedShare ||
+                                                    options.count == PointCount::kScaledWeight)) {
+      detail::throw_config_error(
+          "md5 x4 points need a point count that is a multiple of 4 (fixed or float32 weighted)",
+          "kMd5x4");
+    }
+    if ((options.format == PointFormat::kHostNulPortChained) !=
+        (options.point_hash == PointHash::kCrc32)) {
+      detail::throw_config_error(
+          "chained host/port point strings go with CRC-32 points, and only with them",
+          "kHostNulPortChained");
+    }
     if (options.point_hash == PointHash::kMd5x4 && options.points_per_server % 4 != 0) {
       detail::throw_config_error("points per server must be a multiple of 4 with md5 x4 points",
                                  std::to_string(options.points_per_server));
@@ -204,9 +223,11 @@ class KetamaLocator {
   }
 
   /// locate_avoiding: the key's server, or, when that server is marked in
-  /// `avoid`, the next server clockwise on the ring that is not (the ketama
-  /// failover: only the failed server's keys move, each to its ring successor).
-  /// Answers locate(key) when every server is avoided.
+  /// `avoid`, the server of the next point in search order that is not (the
+  /// ketama failover: only the failed server's keys move, each to its ring
+  /// successor). A server without points (a weight too small for the count)
+  /// is never a target. Answers locate(key) when no server that owns points
+  /// is left.
   [[nodiscard]] auto locate_avoiding(std::string_view key,
                                      std::span<const std::uint8_t> avoid) const noexcept
       -> std::size_t {
@@ -237,9 +258,10 @@ class KetamaLocator {
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 
-  /// points: the ring, sorted by value, one point per position (ties resolved).
+  /// points: the ring in search order, one point per position (ties resolved).
   /// With RingSearch::kLastAtOrBefore the ring is kept mirrored: each stored
-  /// value is the bitwise complement of the point's position.
+  /// value is the bitwise complement of the point's position, so the order
+  /// runs from the highest position down.
   [[nodiscard]] auto points() const noexcept -> std::span<const RingPoint> {
     return {points_.data(), points_.size() - 1};
   }
@@ -384,6 +406,20 @@ class KetamaLocator {
       detail::throw_config_error("total weight exceeds the float32 range of the weighted ring",
                                  std::to_string(total_weight));
     }
+    // Two servers with the same point strings would share every point, and the
+    // tie rule would leave one of them without keys: refused.
+    {
+      std::vector<std::string> prefixes(servers.size());
+      for (std::size_t s = 0; s < servers.size(); ++s) {
+        append_point_prefix(prefixes[s], servers[s], options_.format);
+      }
+      std::sort(prefixes.begin(), prefixes.end());
+      const auto same = std::adjacent_find(prefixes.begin(), prefixes.end());
+      if (same != prefixes.end()) {
+        detail::throw_config_error("two servers have the same point strings (same name?)",
+                                   same->substr(0, same->size() - 1));
+      }
+    }
     flip_ = options_.search == RingSearch::kLastAtOrBefore ? 0xFFFFFFFFU : 0U;
     const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
     const bool chained = options_.format == PointFormat::kHostNulPortChained;
@@ -394,6 +430,9 @@ class KetamaLocator {
       if (count > kMaxPointsPerServer) {
         detail::throw_config_error("too many points for one server (weight too large)",
                                    servers[s].endpoint());
+      }
+      if (points_.size() + count > std::numeric_limits<std::uint32_t>::max() - 1) {
+        detail::throw_config_error("too many points in the ring", std::to_string(count));
       }
       const auto server = static_cast<std::uint32_t>(s);
       text.clear();
@@ -433,9 +472,8 @@ class KetamaLocator {
     // rank[s]: the tie priority of server s, lowest wins.
     std::vector<std::uint32_t> rank(servers.size());
     for (std::size_t s = 0; s < servers.size(); ++s) {
-      rank[s] = static_cast<std::uint32_t>(options_.ties == TieBreak::kLastServer
-                                               ? servers.size() - 1 - s
-                                               : s);
+      rank[s] = static_cast<std::uint32_t>(
+          options_.ties == TieBreak::kLastServer ? servers.size() - 1 - s : s);
     }
     if (options_.ties == TieBreak::kNameOrder) {
       std::vector<std::string> names(servers.size());
@@ -470,9 +508,9 @@ class KetamaLocator {
         std::unique(points_.begin(), points_.end(),
                     [](const RingPoint& a, const RingPoint& b) { return a.value == b.value; }),
         points_.end());
-    points_.shrink_to_fit();
     build_table();
     points_.push_back({std::numeric_limits<std::uint32_t>::max(), points_.front().server});
+    points_.shrink_to_fit();
   }
 
   // table_[p] is the index of the first point whose top `bits` bits are >= p,

@@ -139,9 +139,7 @@ class ModuloLocator {
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 
   /// buckets: the bucket list (empty when the locator is `hash % N`).
-  [[nodiscard]] auto buckets() const noexcept -> std::span<const std::uint32_t> {
-    return buckets_;
-  }
+  [[nodiscard]] auto buckets() const noexcept -> std::span<const std::uint32_t> { return buckets_; }
 
  private:
   std::size_t size_;

@@ -19,7 +19,7 @@
 // | cache-memcached,                   | Perl Cache::Memcached and                    |
 // | cache-memcached-fast               | Cache::Memcached::Fast                       |
 // | python-memcache,                   | python-memcache and pymemcache's HashClient  |
-// | pymemcache-rendezvous              |                                              |
+// | pymemcache-rendezvous(-bytes)      | (str or bytes keys)                          |
 // | dalli                              | Ruby Dalli 3                                 |
 // | gomemcache                         | Go gomemcache                                |
 // | modulo-crc32, ring-crc32           | the classic crc32 % N and crc32 ring         |
@@ -44,10 +44,10 @@
 #include "memshard/crc32.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/hashers.hpp"
+#include "memshard/java_string.hpp"
 #include "memshard/ketama_locator.hpp"
 #include "memshard/md5.hpp"
 #include "memshard/modulo_locator.hpp"
-#include "memshard/java_string.hpp"
 #include "memshard/one_at_a_time.hpp"
 #include "memshard/rendezvous_locator.hpp"
 #include "memshard/server.hpp"
@@ -77,13 +77,19 @@ inline void require_whole_weights(std::span<const Server> servers, std::string_v
   return false;
 }
 
-// Two servers with the same name would hash the same points: refused, as
-// twemproxy refuses them.
-inline void require_unique_names(std::span<const Server> servers, std::string_view profile) {
+// Two servers that twemproxy would call by the same name (its name, or "host"
+// / "host:port" off 11211) are refused, as twemproxy refuses them.
+inline void require_unique_twemproxy_names(std::span<const Server> servers,
+                                           std::string_view profile) {
   std::vector<std::string> names;
   for (const Server& server : servers) {
-    names.push_back(server.name.empty() ? server.host + ":" + std::to_string(server.port)
-                                        : server.name);
+    if (!server.name.empty()) {
+      names.push_back(server.name);
+    } else {
+      names.push_back(server.port == kDefaultPort
+                          ? server.host
+                          : server.host + ":" + std::to_string(server.port));
+    }
   }
   std::sort(names.begin(), names.end());
   const auto duplicate = std::adjacent_find(names.begin(), names.end());
@@ -213,7 +219,6 @@ template <Hasher Hash = Crc32>
   return KetamaLocator<Hash>(servers, ring_crc32_options(points));
 }
 
-
 // ---------------------------------------------------------------------------
 // twemproxy (nutcracker 0.5)
 
@@ -244,12 +249,13 @@ inline constexpr std::size_t kTwemproxyMaxPointString = 85;
 }
 
 /// twemproxy_ketama: a twemproxy pool with `distribution: ketama` and
-/// `hash: <Hash>` (default md5). A server's name (`host:port:weight name` in
+/// `hash: <Hash>` (default md5). A pool with `hash_tag` hashes only the tagged
+/// part of each key: pass that part as the key. A server's name (`host:port:weight name` in
 /// nutcracker.yml) replaces its address in the point strings.
 template <Hasher Hash = Md5>
 [[nodiscard]] auto twemproxy_ketama(std::span<const Server> servers) -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "twemproxy-ketama");
-  detail::require_unique_names(servers, "twemproxy-ketama");
+  detail::require_unique_twemproxy_names(servers, "twemproxy-ketama");
   validate_servers(servers);
   // twemproxy formats point strings into an 86-byte buffer; a longer string is
   // cut short but hashed at its full length, reading past the buffer, so no
@@ -274,7 +280,7 @@ template <Hasher Hash = Md5>
 template <Hasher Hash = Md5>
 [[nodiscard]] auto twemproxy_modula(std::span<const Server> servers) -> ModuloLocator<Hash> {
   detail::require_whole_weights(servers, "twemproxy-modula");
-  detail::require_unique_names(servers, "twemproxy-modula");
+  detail::require_unique_twemproxy_names(servers, "twemproxy-modula");
   validate_servers(servers);
   std::vector<std::uint32_t> order(servers.size());
   std::vector<std::string> names(servers.size());
@@ -380,8 +386,7 @@ template <Hasher Hash = JavaStringHash>
 
 /// cache_memcached_fast_ketama: Cache::Memcached::Fast with ketama_points.
 [[nodiscard]] inline auto cache_memcached_fast_ketama(std::span<const Server> servers,
-                                                      std::size_t points)
-    -> KetamaLocator<Crc32> {
+                                                      std::size_t points) -> KetamaLocator<Crc32> {
   return KetamaLocator<Crc32>(servers, cache_memcached_fast_ketama_options(points));
 }
 
@@ -437,6 +442,7 @@ template <Hasher Hash = Crc32>
 /// dalli: Ruby Dalli 3.0's ring. Dalli hashes the key as it stores it,
 /// namespace included and long keys shortened: pass dalli_key(key, namespace).
 [[nodiscard]] inline auto dalli(std::span<const Server> servers) -> KetamaLocator<Crc32> {
+  detail::require_whole_weights(servers, "dalli");  // Dalli reads weights with Integer()
   return KetamaLocator<Crc32>(servers, dalli_options());
 }
 
@@ -453,19 +459,42 @@ template <Hasher Hash = Crc32>
     full.append(name_space).append(":");
   }
   full.append(key);
+  // Ruby's characters of a UTF-8 String: a valid sequence is one, and so is
+  // every byte that starts no valid sequence.
+  const auto character_size = [&full](std::size_t at) -> std::size_t {
+    const auto lead = static_cast<unsigned char>(full[at]);
+    const std::size_t size = lead < 0x80U                     ? 1
+                             : lead >= 0xC2U && lead <= 0xDFU ? 2
+                             : lead >= 0xE0U && lead <= 0xEFU ? 3
+                             : lead >= 0xF0U && lead <= 0xF4U ? 4
+                                                              : 1;
+    if (size == 1 || at + size > full.size()) {
+      return 1;
+    }
+    std::uint32_t cp = lead & (0x7FU >> size);
+    for (std::size_t k = 1; k < size; ++k) {
+      const auto next = static_cast<unsigned char>(full[at + k]);
+      if ((next & 0xC0U) != 0x80U) {
+        return 1;
+      }
+      cp = (cp << 6U) | (next & 0x3FU);
+    }
+    const bool valid =
+        (size == 2 || (size == 3 && cp >= 0x800U && (cp < 0xD800U || cp > 0xDFFFU)) ||
+         (size == 4 && cp >= 0x10000U && cp <= 0x10FFFFU));
+    return valid ? size : 1;
+  };
   std::size_t characters = 0;
-  for (const char c : full) {
-    characters += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1 : 0;
+  for (std::size_t at = 0; at < full.size(); at += character_size(at)) {
+    ++characters;
   }
   if (characters <= 250) {
     return full;
   }
   const std::size_t keep = name_space.empty() ? 212 : 213;
   std::size_t cut = 0;
-  for (std::size_t seen = 0; cut < full.size(); ++cut) {
-    if ((static_cast<unsigned char>(full[cut]) & 0xC0U) != 0x80U && seen++ == keep) {
-      break;
-    }
+  for (std::size_t seen = 0; seen < keep; ++seen) {
+    cut += character_size(cut);
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = full.substr(0, cut);
@@ -691,7 +720,8 @@ inline constexpr std::string_view kTwemproxyHashes =
 /// kProfiles: every profile make_locator knows.
 inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
     {"libmemcached-modula", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false,
-     "libmemcached MODULA: hash % N, weights ignored", &profiles::detail::build_libmemcached_modula},
+     "libmemcached MODULA: hash % N, weights ignored",
+     &profiles::detail::build_libmemcached_modula},
     {"libmemcached-ketama", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true,
      "libmemcached 1.1 CONSISTENT/KETAMA: 100 points host-i per server, key hash for points",
      &profiles::detail::build_libmemcached_ketama},
@@ -725,8 +755,7 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
     {"spymemcached-arraymod", "java_string", "java_string, crc", false,
      "spymemcached ArrayModNodeLocator: hash % N (NATIVE_HASH or CRC_HASH)",
      &profiles::detail::build_spymemcached_arraymod},
-    {"cache-memcached", "", "", false,
-     "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
+    {"cache-memcached", "", "", false, "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
      &profiles::detail::build_cache_memcached},
     {"cache-memcached-fast", "", "", true,
      "Perl Cache::Memcached::Fast: default dispatch, or ketama_points with points=K",

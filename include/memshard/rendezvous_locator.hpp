@@ -10,6 +10,7 @@
 // about 1/(N+1) of the keys, all to the new server; the price is that a lookup
 // scores all N servers, so it suits small fleets.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -42,9 +43,10 @@ enum class RendezvousInput : std::uint8_t {
 /// equal scores go to the node whose name sorts last (pymemcache's
 /// `max(str(node), str(winner))`).
 ///
-/// Complexity: O(N + key length x N) per locate; no allocation.
-/// Exception guarantee: the constructor throws ConfigError for an invalid
-/// server list; locate is noexcept. Immutable, so safe to share.
+/// Complexity: O(N x key length) per locate (the key is transcoded once);
+/// no allocation. Exception guarantee: the constructor throws ConfigError for
+/// an invalid server list or two servers with the same node name, or
+/// std::bad_alloc; locate is noexcept. Immutable, so safe to share.
 ///
 /// **Example**:
 ///   memshard::RendezvousLocator ring(memshard::parse_servers("a:11211,b:11211"));
@@ -58,35 +60,29 @@ class RendezvousLocator {
     nodes_.reserve(servers.size());
     prefixes_.reserve(servers.size());
     for (const Server& server : servers) {
-      std::string node = server.name.empty()
-                             ? server.host + ":" + std::to_string(server.port)
-                             : server.name;
+      std::string node =
+          server.name.empty() ? server.host + ":" + std::to_string(server.port) : server.name;
       Murmur3_32::Stream prefix;
       if (input_ == RendezvousInput::kBytes) {
         prefix.update(node);
       } else {
-        update_low_bytes(prefix, node);  // a Python str
+        low_bytes(node, [&prefix](char c) { prefix.update(std::string_view(&c, 1)); });  // a str
       }
       prefix.update("-");
       prefixes_.push_back(prefix);
       nodes_.push_back(std::move(node));
     }
+    std::vector<std::string> sorted = nodes_;
+    std::sort(sorted.begin(), sorted.end());
+    const auto same = std::adjacent_find(sorted.begin(), sorted.end());
+    if (same != sorted.end()) {
+      detail::throw_config_error("two servers have the same node name", *same);
+    }
   }
 
   /// locate: the index of the key's server, in the caller's order.
   [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
-    std::size_t winner = 0;
-    std::uint32_t best = 0;
-    for (std::size_t s = 0; s < size_; ++s) {
-      Murmur3_32::Stream stream = prefixes_[s];
-      update(stream, key);
-      const std::uint32_t score = stream.finish();
-      if (s == 0 || score > best || (score == best && nodes_[s] > nodes_[winner])) {
-        best = score;
-        winner = s;
-      }
-    }
-    return winner;
+    return best(key, {});
   }
 
   /// locate_avoiding: the best-scoring server not marked in `avoid`: only the
@@ -94,55 +90,83 @@ class RendezvousLocator {
   [[nodiscard]] auto locate_avoiding(std::string_view key,
                                      std::span<const std::uint8_t> avoid) const noexcept
       -> std::size_t {
-    if (avoid.size() != size_) {
+    const auto live = std::count(avoid.begin(), avoid.end(), std::uint8_t{0});
+    if (avoid.size() != size_ || live == 0 || static_cast<std::size_t>(live) == size_) {
       return locate(key);
     }
-    std::size_t winner = size_;
-    std::uint32_t best = 0;
-    for (std::size_t s = 0; s < size_; ++s) {
-      if (avoid[s] != 0) {
-        continue;
-      }
-      Murmur3_32::Stream stream = prefixes_[s];
-      update(stream, key);
-      const std::uint32_t score = stream.finish();
-      if (winner == size_ || score > best || (score == best && nodes_[s] > nodes_[winner])) {
-        best = score;
-        winner = s;
-      }
-    }
-    return winner == size_ ? locate(key) : winner;
+    return best(key, avoid);
   }
 
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 
-  /// node: the node name server `index` is scored under.
-  [[nodiscard]] auto node(std::size_t index) const -> const std::string& { return nodes_.at(index); }
-
- private:
-  // Feeds the key to the score hash as input_ says.
-  void update(Murmur3_32::Stream& stream, std::string_view key) const noexcept {
-    switch (input_) {
-      case RendezvousInput::kBytes:
-        stream.update(key);
-        break;
-      case RendezvousInput::kCodePointLowBytes:
-        update_low_bytes(stream, key);
-        break;
-      case RendezvousInput::kPythonBytesRepr:
-        update_bytes_repr(stream, key);
-        break;
-    }
+  /// node: the node name server `index` (< size()) is scored under.
+  [[nodiscard]] auto node(std::size_t index) const noexcept -> const std::string& {
+    return nodes_[index];
   }
 
-  // Python's bytes repr: b'...' (b"..." when the bytes hold ' but no "), with
-  // \\, the quote, \t, \n, \r and \xNN escapes; printable ASCII as is.
-  static void update_bytes_repr(Murmur3_32::Stream& stream, std::string_view key) noexcept {
-    const bool double_quotes =
-        key.find('\'') != std::string_view::npos && key.find('"') == std::string_view::npos;
-    const char quote = double_quotes ? '"' : '\'';
-    static constexpr char kHex[] = "0123456789abcdef";
+ private:
+  // The longest key transcoded into a stack buffer (a 250-byte key's Python
+  // repr takes at most 4 * 250 + 3 bytes); longer keys are fed in pieces.
+  static constexpr std::size_t kBuffer = 1024;
+
+  // The best-scoring server not marked in `avoid` (an empty `avoid`: none
+  // is), the key's text transcoded once.
+  [[nodiscard]] auto best(std::string_view key, std::span<const std::uint8_t> avoid) const noexcept
+      -> std::size_t {
+    if (size_ == 1) {
+      return 0;
+    }
+    char buffer[kBuffer];
+    std::string_view text = key;
+    bool whole = true;
+    if (input_ == RendezvousInput::kCodePointLowBytes && !is_ascii(key)) {
+      whole = key.size() <= kBuffer;
+      if (whole) {
+        std::size_t used = 0;
+        low_bytes(key, [&](char c) { buffer[used++] = c; });
+        text = std::string_view(buffer, used);
+      }
+    } else if (input_ == RendezvousInput::kPythonBytesRepr) {
+      whole = key.size() * 4 + 3 <= kBuffer;
+      if (whole) {
+        std::size_t used = 0;
+        bytes_repr(key, [&](char c) { buffer[used++] = c; });
+        text = std::string_view(buffer, used);
+      }
+    }
+    std::size_t winner = size_;
+    std::uint32_t top = 0;
+    for (std::size_t s = 0; s < size_; ++s) {
+      if (!avoid.empty() && avoid[s] != 0) {
+        continue;
+      }
+      Murmur3_32::Stream stream = prefixes_[s];
+      if (whole) {
+        stream.update(text);
+      } else {
+        feed(stream, key);
+      }
+      const std::uint32_t score = stream.finish();
+      if (winner == size_ || score > top || (score == top && nodes_[s] > nodes_[winner])) {
+        top = score;
+        winner = s;
+      }
+    }
+    return winner;
+  }
+
+  [[nodiscard]] static auto is_ascii(std::string_view text) noexcept -> bool {
+    for (const char c : text) {
+      if (static_cast<unsigned char>(c) >= 0x80U) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Feeds a key too long for the buffer to the stream, in pieces.
+  void feed(Murmur3_32::Stream& stream, std::string_view key) const noexcept {
     char chunk[64];
     std::size_t used = 0;
     const auto put = [&](char c) {
@@ -152,6 +176,22 @@ class RendezvousLocator {
         used = 0;
       }
     };
+    if (input_ == RendezvousInput::kPythonBytesRepr) {
+      bytes_repr(key, put);
+    } else {
+      low_bytes(key, put);
+    }
+    stream.update(std::string_view(chunk, used));
+  }
+
+  // Python's bytes repr: b'...' (b"..." when the bytes hold ' but no "), with
+  // \\, the quote, \t, \n, \r and \xNN escapes; printable ASCII as is.
+  template <class Put>
+  static void bytes_repr(std::string_view key, Put&& put) noexcept {
+    const bool double_quotes =
+        key.find('\'') != std::string_view::npos && key.find('"') == std::string_view::npos;
+    const char quote = double_quotes ? '"' : '\'';
+    static constexpr char kHex[] = "0123456789abcdef";
     put('b');
     put(quote);
     for (const char c : key) {
@@ -172,17 +212,15 @@ class RendezvousLocator {
       }
     }
     put(quote);
-    stream.update(std::string_view(chunk, used));
   }
 
-  // One byte per UTF-8 character: the code point's low byte.
-  static void update_low_bytes(Murmur3_32::Stream& stream, std::string_view text) noexcept {
-    char chunk[64];
-    std::size_t used = 0;
+  // One byte per UTF-8 character: the code point's low byte. A lead byte
+  // (or an ASCII byte) starts a character; the low byte joins bits 0..5 of
+  // its last continuation byte with bits 0..1 of the byte before. A byte that
+  // starts no complete sequence stands alone.
+  template <class Put>
+  static void low_bytes(std::string_view text, Put&& put) noexcept {
     for (std::size_t i = 0; i < text.size(); ++i) {
-      // A UTF-8 lead byte (or an ASCII byte) starts a character; its code
-      // point's low byte is the lead's low bits joined with the last
-      // continuation byte's. Stray bytes count as characters of their own.
       const auto lead = static_cast<unsigned char>(text[i]);
       std::size_t extra = lead >= 0xF0U ? 3 : lead >= 0xE0U ? 2 : lead >= 0xC0U ? 1 : 0;
       std::size_t have = 0;
@@ -191,23 +229,17 @@ class RendezvousLocator {
         ++have;
       }
       if (have != extra) {
-        extra = 0;  // malformed: the byte stands alone
+        extra = 0;
       }
       unsigned char low = lead;
       if (extra > 0) {
         const auto last = static_cast<unsigned char>(text[i + extra]);
         const auto before = static_cast<unsigned char>(text[i + extra - 1]);
-        // low byte = bits 0..5 of the last byte, bits 6..7 from the byte before.
         low = static_cast<unsigned char>((last & 0x3FU) | ((before & 0x03U) << 6U));
       }
-      chunk[used++] = static_cast<char>(low);
+      put(static_cast<char>(low));
       i += extra;
-      if (used == sizeof chunk) {
-        stream.update(std::string_view(chunk, used));
-        used = 0;
-      }
     }
-    stream.update(std::string_view(chunk, used));
   }
 
   std::size_t size_;
