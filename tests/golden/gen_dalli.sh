@@ -9,45 +9,15 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 start=$(date +%s)
+# shellcheck source=golden_lib.sh
+source "$here/golden_lib.sh"
 
-need=()
-for p in ruby ruby-dalli memcached; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if [[ ${#need[@]} -gt 0 ]]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}" ||
-    { apt-get update -o DPkg::Lock::Timeout=600 &&
-      apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}"; }
-fi
+golden_install ruby ruby-dalli memcached
 
-ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-versions="Dalli $(ruby -e 'require "dalli"; print Dalli::VERSION') (Debian ruby-dalli $(ver ruby-dalli), ruby $(ruby -e 'print RUBY_VERSION'))"
+versions="Dalli $(ruby -e 'require "dalli"; print Dalli::VERSION') (Debian ruby-dalli $(golden_version ruby-dalli), ruby $(ruby -e 'print RUBY_VERSION'))"
 
-pids=()
-tmpdir="$(mktemp -d)"
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$tmpdir"
-}
-trap cleanup EXIT
+golden_start_servers gen_dalli 98
 
-for i in 1 2 3 4 5; do
-  memcached -u nobody -l "127.0.98.$i" -p $((21980 + i)) -U 0 -m 64 &
-  pids+=($!)
-done
-for i in 1 2 3 4 5; do
-  ok=0
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.98.$i/$((21980 + i))") 2>/dev/null; then ok=1; break; fi
-    kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  [[ $ok == 1 ]] || { echo "gen_dalli: memcached on 127.0.98.$i:$((21980 + i)) did not start" >&2; exit 1; }
-done
-
-ruby "$here/gen_dalli_table.rb" "$here/keys.txt" "$tmpdir/dalli.golden" "$versions" confirm
-mv "$tmpdir/dalli.golden" "$here/dalli.golden"
+ruby "$here/gen_dalli_table.rb" "$here/keys.txt" "$golden_tmp/dalli.golden" "$versions" confirm
+mv "$golden_tmp/dalli.golden" "$here/dalli.golden"
 echo "gen_dalli: done in $(( $(date +%s) - start )) s" >&2

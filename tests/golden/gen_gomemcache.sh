@@ -12,51 +12,21 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 start=$(date +%s)
+# shellcheck source=golden_lib.sh
+source "$here/golden_lib.sh"
 
-need=()
-for p in golang-go golang-github-bradfitz-gomemcache-dev memcached; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if [[ ${#need[@]} -gt 0 ]]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}" ||
-    { apt-get update -o DPkg::Lock::Timeout=600 &&
-      apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}"; }
-fi
+golden_install golang-go golang-github-bradfitz-gomemcache-dev memcached
 
-pids=()
-tmpdir="$(mktemp -d)"
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$tmpdir"
-}
-trap cleanup EXIT
+versions="gomemcache (Debian golang-github-bradfitz-gomemcache-dev $(golden_version golang-github-bradfitz-gomemcache-dev), $(/usr/bin/go version | awk '{print $3}'))"
 
-ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-versions="gomemcache (Debian golang-github-bradfitz-gomemcache-dev $(ver golang-github-bradfitz-gomemcache-dev), $(/usr/bin/go version | awk '{print $3}'))"
-
-mkdir -p "$tmpdir/cache"
-( cd "$tmpdir" &&
+mkdir -p "$golden_tmp/cache"
+( cd "$golden_tmp" &&
   env GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local \
-      GOCACHE="$tmpdir/cache" CGO_ENABLED=0 \
-      /usr/bin/go build -o "$tmpdir/gen_gomemcache_table" "$here/gen_gomemcache_table.go" )
+      GOCACHE="$golden_tmp/cache" CGO_ENABLED=0 \
+      /usr/bin/go build -o "$golden_tmp/gen_gomemcache_table" "$here/gen_gomemcache_table.go" )
 
-for i in 1 2 3 4 5; do
-  memcached -u nobody -l "127.0.97.$i" -p $((21980 + i)) -U 0 -m 64 &
-  pids+=($!)
-done
-for i in 1 2 3 4 5; do
-  ok=0
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.97.$i/$((21980 + i))") 2>/dev/null; then ok=1; break; fi
-    kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  [[ $ok == 1 ]] || { echo "gen_gomemcache: memcached on 127.0.97.$i:$((21980 + i)) did not start" >&2; exit 1; }
-done
+golden_start_servers gen_gomemcache 97
 
-"$tmpdir/gen_gomemcache_table" "$here/keys.txt" "$tmpdir/gomemcache.golden" "$versions" confirm
-mv "$tmpdir/gomemcache.golden" "$here/gomemcache.golden"
+"$golden_tmp/gen_gomemcache_table" "$here/keys.txt" "$golden_tmp/gomemcache.golden" "$versions" confirm
+mv "$golden_tmp/gomemcache.golden" "$here/gomemcache.golden"
 echo "gen_gomemcache: done in $(( $(date +%s) - start )) s" >&2

@@ -10,50 +10,20 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 start=$(date +%s)
+# shellcheck source=golden_lib.sh
+source "$here/golden_lib.sh"
 
-need=()
-for p in php-cli php-memcached php-memcache memcached; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if [[ ${#need[@]} -gt 0 ]]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}" ||
-    { apt-get update -o DPkg::Lock::Timeout=600 &&
-      apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${need[@]}"; }
-fi
+golden_install php-cli php-memcached php-memcache memcached
 
-ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 phpv="$(php -r 'echo PHP_VERSION;')"
-libmc="$(ver libmemcached11)"
-v_memcached="php-memcached $(php -r 'echo phpversion("memcached");') (Debian php-memcached $(ver php-memcached), libmemcached $libmc, PHP $phpv)"
-v_memcache="pecl memcache $(php -r 'echo phpversion("memcache");') (Debian php-memcache $(ver php-memcache), PHP $phpv)"
+libmc="$(golden_version libmemcached11)"
+v_memcached="php-memcached $(php -r 'echo phpversion("memcached");') (Debian php-memcached $(golden_version php-memcached), libmemcached $libmc, PHP $phpv)"
+v_memcache="pecl memcache $(php -r 'echo phpversion("memcache");') (Debian php-memcache $(golden_version php-memcache), PHP $phpv)"
 
-pids=()
-tmpdir="$(mktemp -d)"
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$tmpdir"
-}
-trap cleanup EXIT
+golden_start_servers gen_php 99
 
-for i in 1 2 3 4 5; do
-  memcached -u nobody -l "127.0.99.$i" -p $((21980 + i)) -U 0 -m 64 &
-  pids+=($!)
-done
-for i in 1 2 3 4 5; do
-  ok=0
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.99.$i/$((21980 + i))") 2>/dev/null; then ok=1; break; fi
-    kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  [[ $ok == 1 ]] || { echo "gen_php: memcached on 127.0.99.$i:$((21980 + i)) did not start" >&2; exit 1; }
-done
-
-php "$here/gen_php_memcached.php" "$here/keys.txt" "$tmpdir/php_memcached.golden" "$v_memcached" confirm
-php "$here/gen_php_memcache.php" "$here/keys.txt" "$tmpdir/php_memcache.golden" "$v_memcache" confirm
-mv "$tmpdir/php_memcached.golden" "$here/php_memcached.golden"
-mv "$tmpdir/php_memcache.golden" "$here/php_memcache.golden"
+php "$here/gen_php_memcached.php" "$here/keys.txt" "$golden_tmp/php_memcached.golden" "$v_memcached" confirm
+php "$here/gen_php_memcache.php" "$here/keys.txt" "$golden_tmp/php_memcache.golden" "$v_memcache" confirm
+mv "$golden_tmp/php_memcached.golden" "$here/php_memcached.golden"
+mv "$golden_tmp/php_memcache.golden" "$here/php_memcache.golden"
 echo "gen_php: done in $(( $(date +%s) - start )) s" >&2
