@@ -50,8 +50,10 @@ class KeySet {
  public:
   static constexpr std::size_t kMinLength = 10;
   static constexpr std::size_t kMaxLength = 40;
+  /// kDefaultSeed: the seed of the key set every benchmark uses by default.
+  static constexpr std::uint64_t kDefaultSeed = 0x6D656D7368617264ULL;
 
-  explicit KeySet(std::size_t count, std::uint64_t seed = 0x6D656D7368617264ULL) {
+  explicit KeySet(std::size_t count, std::uint64_t seed = kDefaultSeed) {
     static constexpr std::string_view kAlphabet =
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_";
     SplitMix64 random(seed);
@@ -79,6 +81,8 @@ class KeySet {
   [[nodiscard]] auto operator[](std::size_t i) const noexcept -> std::string_view {
     return views_[i];
   }
+  /// views: every key, in order.
+  [[nodiscard]] auto views() const noexcept -> std::span<const std::string_view> { return views_; }
   [[nodiscard]] auto begin() const noexcept { return views_.begin(); }
   [[nodiscard]] auto end() const noexcept { return views_.end(); }
 

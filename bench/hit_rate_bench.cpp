@@ -1,32 +1,46 @@
 // SPDX-License-Identifier: MIT
 // hit_rate_bench.cpp: the cache hit rate that survives a resize, measured on
-// real memcached servers.
+// real memcached servers, over several independent rings.
 //
-// The fleet is n servers plus a more. For each placement (modulo-crc32,
-// ring-crc32, ketama-md5-weighted):
-//   add m (BM_HitRate/add/<placement>/added:m, for m = 1 .. a):
-//           flush_all, store K keys on the first n servers (routed by the
-//           placement for n servers), then read every key back through the
-//           placement for the first n + m servers;
-//   remove (BM_HitRate/remove/<placement>): flush_all, store K keys on the
-//           first M = n + 1 servers, then read them back through the placement
-//           for the last n of those (the first server failed and was taken out
-//           of the list).
-// Keys go through one libmemcached handle per server, routed by memshard; reads
-// use memcached_mget batches. Counters:
+// The fleet is n servers plus a more. In every trial, for each placement
+// (modulo-crc32, ring-crc32, ketama-md5-weighted), a ShardedClient for the
+// first n servers stores K keys, and ShardedClients configured otherwise read
+// every key back (visit_multi, 100 keys a call; a read never stores):
+//   add m   (BM_HitRate/add/<placement>/added:m/trial:t, m = 1 .. a): a client
+//           for the first n + m servers;
+//   remove  (BM_HitRate/remove/<placement>/trial:t, when n >= 2): the first
+//           server failed and was taken out of the list: a client for servers
+//           2 .. n.
+// A trial fills once per placement (flush_all, then K sets), before the first
+// read that needs it; only the reads are timed.
+//
+// Trials: a ring places keys by hashing "host:port" strings, so one ring is one
+// draw of the servers' shares of the hash space. With 160 points per server
+// the hit rate of adding 1 server to 4 varies by ~1.5 percentage points
+// (standard deviation) from ring to ring; one ring can land 3 points off the
+// theory. R trials (MEMSHARD_BENCH_HIT_TRIALS, default 10) each run on fresh
+// local memcached processes, so on new kernel ports: new point strings, a new
+// ring. Each trial also has its own keys (seed + trial). Every trial is
+// reported; the report averages them. MEMSHARD_SERVERS fixes the servers'
+// identities, so with it there is 1 trial.
+//
+// Counters (one row per resize, placement and trial):
 //   hit_rate    keys read back with the right value / K, after the resize;
 //   predicted   keys the two placements put on the same server / K (what the
 //               hit rate must be if the servers kept every key);
 //   theory      add m: a ring n/(n+m), modulo gcd(n,m)/(n+m) (h % n ==
-//               h % (n+m) for gcd(n,m) in n+m hashes); remove: a ring (M-1)/M,
-//               modulo 1/M (r % M == r % (M-1) + 1 holds for 1 in M values);
-//   baseline    hit rate through the placement used to store (must be 1).
+//               h % (n+m) for gcd(n,m) in n+m hashes); remove: a ring
+//               (n-1)/n, modulo 1/n (h % n == h % (n-1) + 1 for 1 in n);
+//   baseline    hit rate through the client that stored the keys (must be 1);
+//   trial       the trial's number (0 .. R-1); the row's label lists its
+//               servers.
 //
 // Servers: MEMSHARD_SERVERS=host:port,... uses those (F of them, at least 2;
 // every one is flushed): a = MEMSHARD_BENCH_ADDED (default 1, below F) and
 // n = F - a. Otherwise n = MEMSHARD_BENCH_SERVERS (default 4) plus
 // a = MEMSHARD_BENCH_ADDED (default 4) local memcached processes are started
-// on free ports and stopped on exit. MEMSHARD_BENCH_KEYS sets K (default 20000).
+// for each trial on free ports, and stopped before the next trial starts and
+// on exit. MEMSHARD_BENCH_KEYS sets K, per trial (default 10000).
 
 #include <benchmark/benchmark.h>
 #include <libmemcached-1.0/memcached.h>
@@ -37,6 +51,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <span>
 #include <stdexcept>
@@ -47,87 +62,26 @@
 #include "bench_support.hpp"
 #include "live_servers.hpp"
 #include "memshard/memshard.hpp"
-#include "support/memcached_server.hpp"
 
 namespace {
 
 using memshard::Server;
 using memshard::bench::env_count;
-using memshard::bench::FetchResult;
 using memshard::bench::KeySet;
+using memshard::bench::LiveServers;
 using memshard::bench::MemcachedPtr;
-using memshard::testing::MemcachedServer;
 
 constexpr std::string_view kValuePrefix = "memshard-hit-rate:";
-constexpr std::size_t kBatch = 500;
+constexpr std::size_t kBatch = 100;  // keys per visit_multi
+constexpr std::size_t kDefaultTrials = 10;
+constexpr std::size_t kDefaultKeys = 10'000;
 
-// Fleet: the servers under test, with one libmemcached handle each: the n
-// before an add, then the ones that may be added.
-class Fleet {
- public:
-  Fleet()
-      : live_(2, static_cast<std::size_t>(-1),
-              env_count("MEMSHARD_BENCH_SERVERS", 4, 1) + env_count("MEMSHARD_BENCH_ADDED", 4, 1),
-              "memshard_") {
-    const std::size_t total = live_.servers().size();
-    added_ = live_.started_here() ? env_count("MEMSHARD_BENCH_ADDED", 4, 1)
-                                  : env_count("MEMSHARD_BENCH_ADDED", 1, 1);
-    if (added_ >= total) {
-      throw std::invalid_argument("MEMSHARD_BENCH_ADDED must be below the number of servers (" +
-                                  std::to_string(total) + ")");
-    }
-    before_ = total - added_;
-    for (const Server& server : live_.servers()) {
-      handles_.push_back(connect(server));
-    }
-  }
+// value_for: sets `value` to what is stored under `key`: the prefix, then the key.
+void value_for(std::string_view key, std::string& value) { value.assign(kValuePrefix).append(key); }
 
-  /// before: n, the servers before an add.
-  [[nodiscard]] auto before() const noexcept -> std::size_t { return before_; }
-  /// added: a, the most servers an add brings.
-  [[nodiscard]] auto added() const noexcept -> std::size_t { return added_; }
-
-  [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return live_.servers(); }
-  [[nodiscard]] auto handle(std::size_t i) const noexcept -> memcached_st* {
-    return handles_[i].get();
-  }
-  [[nodiscard]] auto local() const noexcept -> bool { return live_.started_here(); }
-
-  void flush_all() const {
-    for (std::size_t i = 0; i < handles_.size(); ++i) {
-      memshard::bench::check(memcached_flush(handle(i), 0), handle(i),
-                             "flush_all on " + live_.servers()[i].endpoint());
-    }
-  }
-
- private:
-  static auto connect(const Server& server) -> MemcachedPtr {
-    MemcachedPtr memc(memcached_create(nullptr));
-    if (!memc) {
-      throw std::runtime_error("memcached_create failed");
-    }
-    memcached_st* m = memc.get();
-    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1), m,
-                           "TCP_NODELAY");
-    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, 2000), m,
-                           "CONNECT_TIMEOUT");
-    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, 2000), m,
-                           "POLL_TIMEOUT");
-    memshard::bench::check(memcached_server_add(m, server.host.c_str(), server.port), m,
-                           "adding " + server.endpoint());
-    return memc;
-  }
-
-  memshard::bench::LiveServers live_;
-  std::vector<MemcachedPtr> handles_;
-  std::size_t before_ = 0;
-  std::size_t added_ = 0;
-};
-
-auto value_for(std::string_view key) -> std::string {
-  std::string value(kValuePrefix);
-  value.append(key);
-  return value;
+[[nodiscard]] auto holds_value_for(std::string_view value, std::string_view key) noexcept -> bool {
+  return value.size() == kValuePrefix.size() + key.size() && value.starts_with(kValuePrefix) &&
+         value.substr(kValuePrefix.size()) == key;
 }
 
 // View: the servers a locator was built for, as a window [first, first + size)
@@ -137,69 +91,182 @@ struct View {
   std::size_t size;
 };
 
-// Stores every key on its server under `locator`; throws on the first failure.
-template <class Locator>
-void fill(const Fleet& fleet, const Locator& locator, View view, const KeySet& keys) {
-  for (const std::string_view key : keys) {
-    const std::size_t server = view.first + locator.locate(key);
-    const std::string value = value_for(key);
-    memcached_st* memc = fleet.handle(server);
-    memshard::bench::check(
-        memcached_set(memc, key.data(), key.size(), value.data(), value.size(), 0, 0), memc,
-        "set on " + fleet.servers()[server].endpoint());
-  }
-}
-
 struct ReadOutcome {
   std::size_t hits = 0;
   std::size_t wrong = 0;  // found, but with another value
 };
 
-// Reads every key from its server under `locator`, in mget batches.
 template <class Locator>
-auto read_back(const Fleet& fleet, const Locator& locator, View view, const KeySet& keys)
-    -> ReadOutcome {
-  std::vector<std::vector<std::string_view>> by_server(locator.size());
+[[nodiscard]] auto client_for(std::span<const Server> servers, const Locator& locator)
+    -> memshard::ShardedClient<Locator> {
+  return memshard::ShardedClient<Locator>(std::vector<Server>(servers.begin(), servers.end()),
+                                          locator);
+}
+
+// Stores every key through a client for `servers`; throws on the first failure.
+template <class Locator>
+void store_all(std::span<const Server> servers, const Locator& locator, const KeySet& keys) {
+  auto client = client_for(servers, locator);
+  std::string value;
   for (const std::string_view key : keys) {
-    by_server[locator.locate(key)].push_back(key);
-  }
-  ReadOutcome outcome;
-  std::vector<const char*> pointers;
-  std::vector<std::size_t> lengths;
-  for (std::size_t index = 0; index < by_server.size(); ++index) {
-    const std::size_t server = view.first + index;
-    memcached_st* memc = fleet.handle(server);
-    FetchResult result(memc);
-    const std::vector<std::string_view>& mine = by_server[index];
-    for (std::size_t start = 0; start < mine.size(); start += kBatch) {
-      const std::size_t count = std::min(kBatch, mine.size() - start);
-      pointers.clear();
-      lengths.clear();
-      for (std::size_t i = start; i < start + count; ++i) {
-        pointers.push_back(mine[i].data());
-        lengths.push_back(mine[i].size());
-      }
-      memshard::bench::check(memcached_mget(memc, pointers.data(), lengths.data(), count), memc,
-                             "mget on " + fleet.servers()[server].endpoint());
-      memcached_return_t rc = MEMCACHED_SUCCESS;
-      while (memcached_fetch_result(memc, result.get(), &rc) != nullptr) {
-        const std::string_view key(memcached_result_key_value(result.get()),
-                                   memcached_result_key_length(result.get()));
-        const std::string_view value(memcached_result_value(result.get()),
-                                     memcached_result_length(result.get()));
-        if (value == value_for(key)) {
-          ++outcome.hits;
-        } else {
-          ++outcome.wrong;
-        }
-      }
-      if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && !memcached_success(rc)) {
-        memshard::bench::check(rc, memc, "fetch on " + fleet.servers()[server].endpoint());
-      }
+    value_for(key, value);
+    if (const memshard::Status status = client.set(key, value); !status) {
+      throw std::runtime_error("memshard bench: set through " + client.server_for(key).endpoint() +
+                               ": " + status.message());
     }
+  }
+}
+
+// Reads every key through a client for `servers`, kBatch keys per visit_multi.
+// Throws if any key could not be read (a miss is not a failure).
+template <class Locator>
+auto read_back(std::span<const Server> servers, const Locator& locator,
+               std::span<const std::string_view> keys) -> ReadOutcome {
+  auto client = client_for(servers, locator);
+  ReadOutcome outcome;
+  std::size_t failures = 0;
+  std::string first_failure;
+  for (std::size_t start = 0; start < keys.size(); start += kBatch) {
+    const std::span<const std::string_view> batch =
+        keys.subspan(start, std::min(kBatch, keys.size() - start));
+    client.visit_multi(
+        batch,
+        [&outcome, batch](std::size_t index, const memshard::ItemView& item) {
+          ++(holds_value_for(item.value, batch[index]) ? outcome.hits : outcome.wrong);
+        },
+        [&failures, &first_failure, batch](std::size_t index, const memshard::Status& status) {
+          if (failures++ == 0) {
+            first_failure = std::string(batch[index]) + ": " + status.message();
+          }
+        });
+  }
+  if (failures != 0) {
+    throw std::runtime_error("memshard bench: get_multi could not read " +
+                             std::to_string(failures) + " keys; first: " + first_failure);
   }
   return outcome;
 }
+
+// Trial: one trial's servers (with one libmemcached handle each, to flush
+// them), its keys, and which placement's keys the servers hold now.
+class Trial {
+ public:
+  Trial(std::size_t index, std::size_t local_count, std::size_t key_count)
+      : index_(index),
+        live_(2, static_cast<std::size_t>(-1), local_count),
+        keys_(key_count, KeySet::kDefaultSeed + index) {
+    for (const Server& server : live_.servers()) {
+      handles_.push_back(connect(server));
+    }
+  }
+
+  [[nodiscard]] auto index() const noexcept -> std::size_t { return index_; }
+  [[nodiscard]] auto live() const noexcept -> const LiveServers& { return live_; }
+  [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return live_.servers(); }
+  [[nodiscard]] auto keys() const noexcept -> const KeySet& { return keys_; }
+
+  /// fill: makes the servers hold this trial's keys as `locator` for `servers`
+  /// stores them (flush_all on every server, then a set per key), unless the
+  /// last fill was `fill_id` already: reads store nothing, so it still holds.
+  /// Returns the baseline: the keys read back through that same placement.
+  template <class Locator>
+  auto fill(const std::string& fill_id, std::span<const Server> servers, const Locator& locator)
+      -> ReadOutcome {
+    if (fill_id == filled_) {
+      return baseline_;
+    }
+    filled_.clear();
+    flush_all();
+    store_all(servers, locator, keys_);
+    baseline_ = read_back(servers, locator, keys_.views());
+    filled_ = fill_id;
+    return baseline_;
+  }
+
+ private:
+  static auto connect(const Server& server) -> MemcachedPtr {
+    MemcachedPtr memc(memcached_create(nullptr));
+    if (!memc) {
+      throw std::runtime_error("memcached_create failed");
+    }
+    memcached_st* m = memc.get();
+    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, 2000), m,
+                           "CONNECT_TIMEOUT");
+    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, 2000), m,
+                           "POLL_TIMEOUT");
+    memshard::bench::check(memcached_server_add(m, server.host.c_str(), server.port), m,
+                           "adding " + server.endpoint());
+    return memc;
+  }
+
+  void flush_all() const {
+    for (std::size_t i = 0; i < handles_.size(); ++i) {
+      memcached_st* memc = handles_[i].get();
+      memshard::bench::check(memcached_flush(memc, 0), memc,
+                             "flush_all on " + live_.servers()[i].endpoint());
+    }
+  }
+
+  std::size_t index_;
+  LiveServers live_;
+  KeySet keys_;
+  std::vector<MemcachedPtr> handles_;
+  std::string filled_;  // the fill the servers hold, "" for none known
+  ReadOutcome baseline_;
+};
+
+// Trials: the R trials, one at a time: trial(t) stops the servers of the
+// previous trial before it starts those of trial t. Trial 0 starts at once.
+class Trials {
+ public:
+  Trials()
+      : local_count_(env_count("MEMSHARD_BENCH_SERVERS", 4, 1) +
+                     env_count("MEMSHARD_BENCH_ADDED", 4, 1)),
+        key_count_(env_count("MEMSHARD_BENCH_KEYS", kDefaultKeys, 1)),
+        current_(std::make_unique<Trial>(0, local_count_, key_count_)) {
+    const std::size_t total = current_->servers().size();
+    const bool local = current_->live().started_here();
+    added_ =
+        local ? env_count("MEMSHARD_BENCH_ADDED", 4, 1) : env_count("MEMSHARD_BENCH_ADDED", 1, 1);
+    if (added_ >= total) {
+      throw std::invalid_argument("MEMSHARD_BENCH_ADDED must be below the number of servers (" +
+                                  std::to_string(total) + ")");
+    }
+    before_ = total - added_;
+    const std::size_t asked = env_count("MEMSHARD_BENCH_HIT_TRIALS", kDefaultTrials, 1);
+    count_ = local ? asked : 1;
+    if (!local) {
+      std::cerr << "memshard: MEMSHARD_SERVERS fixes the servers' identities (one ring): 1 trial\n";
+    }
+  }
+
+  /// count: R, the number of trials.
+  [[nodiscard]] auto count() const noexcept -> std::size_t { return count_; }
+  /// before: n, the servers before an add.
+  [[nodiscard]] auto before() const noexcept -> std::size_t { return before_; }
+  /// added: a, the most servers an add brings.
+  [[nodiscard]] auto added() const noexcept -> std::size_t { return added_; }
+  [[nodiscard]] auto key_count() const noexcept -> std::size_t { return key_count_; }
+  /// first: trial 0, started by the constructor (for the run's context).
+  [[nodiscard]] auto first() const noexcept -> const Trial& { return *current_; }
+
+  /// trial: trial `index`, with the servers of any other trial stopped first.
+  auto trial(std::size_t index) -> Trial& {
+    if (!current_ || current_->index() != index) {
+      current_.reset();
+      current_ = std::make_unique<Trial>(index, local_count_, key_count_);
+    }
+    return *current_;
+  }
+
+ private:
+  std::size_t local_count_;
+  std::size_t key_count_;
+  std::unique_ptr<Trial> current_;
+  std::size_t count_ = 1;
+  std::size_t before_ = 0;
+  std::size_t added_ = 0;
+};
 
 template <class Locator>
 auto same_server_fraction(const Locator& before, View before_view, const Locator& after,
@@ -213,78 +280,95 @@ auto same_server_fraction(const Locator& before, View before_view, const Locator
   return static_cast<double>(same) / static_cast<double>(keys.size());
 }
 
-// One resize on real servers: keys stored through the placement of
-// `stored_view`, read through that of `read_view`; see the file comment.
+// Resize: one row: keys stored through the placement of `stored`, read through
+// that of `read`, in trial `trial`.
+struct Resize {
+  std::string placement;
+  std::size_t trial;
+  View stored;
+  View read;
+  double theory;
+};
+
+// One resize on real servers; see the file comment.
 template <class Make>
-void run_resize(benchmark::State& state, const Fleet& fleet, const KeySet& keys, Make make,
-                View stored_view, View read_view, double theory) {
-  const std::span<const Server> all = fleet.servers();
-  const auto stored_with = make(all.subspan(stored_view.first, stored_view.size));
-  const auto read_with = make(all.subspan(read_view.first, read_view.size));
-  ReadOutcome baseline;
-  ReadOutcome after;
+void run_resize(benchmark::State& state, Trials& trials, const Resize& resize, Make make) {
   try {
+    Trial& trial = trials.trial(resize.trial);
+    const std::span<const Server> all = trial.servers();
+    const std::span<const Server> stored_servers =
+        all.subspan(resize.stored.first, resize.stored.size);
+    const std::span<const Server> read_servers = all.subspan(resize.read.first, resize.read.size);
+    const auto stored_with = make(stored_servers);
+    const auto read_with = make(read_servers);
+    const ReadOutcome baseline =
+        trial.fill(resize.placement + "@" + std::to_string(resize.stored.first) + "+" +
+                       std::to_string(resize.stored.size),
+                   stored_servers, stored_with);
+    ReadOutcome after;
     for (auto _ : state) {
-      fleet.flush_all();
-      fill(fleet, stored_with, stored_view, keys);
-      baseline = read_back(fleet, stored_with, stored_view, keys);
-      after = read_back(fleet, read_with, read_view, keys);
+      after = read_back(read_servers, read_with, trial.keys().views());
     }
+    const auto k = static_cast<double>(trial.keys().size());
+    state.counters["trial"] = static_cast<double>(resize.trial);
+    state.counters["servers_before"] = static_cast<double>(resize.stored.size);
+    state.counters["servers_after"] = static_cast<double>(resize.read.size);
+    state.counters["keys"] = k;
+    state.counters["hit_rate"] = static_cast<double>(after.hits) / k;
+    state.counters["predicted"] =
+        same_server_fraction(stored_with, resize.stored, read_with, resize.read, trial.keys());
+    state.counters["theory"] = resize.theory;
+    state.counters["baseline"] = static_cast<double>(baseline.hits) / k;
+    state.counters["wrong_values"] = static_cast<double>(after.wrong + baseline.wrong);
+    state.counters["local_servers"] = trial.live().started_here() ? 1 : 0;
+    state.SetLabel(trial.live().endpoints());
   } catch (const std::exception& error) {
     state.SkipWithError(error.what());
-    return;
   }
-  const auto k = static_cast<double>(keys.size());
-  state.counters["servers_before"] = static_cast<double>(stored_view.size);
-  state.counters["servers_after"] = static_cast<double>(read_view.size);
-  state.counters["keys"] = k;
-  state.counters["hit_rate"] = static_cast<double>(after.hits) / k;
-  state.counters["predicted"] =
-      same_server_fraction(stored_with, stored_view, read_with, read_view, keys);
-  state.counters["theory"] = theory;
-  state.counters["baseline"] = static_cast<double>(baseline.hits) / k;
-  state.counters["wrong_values"] = static_cast<double>(after.wrong + baseline.wrong);
-  state.counters["local_servers"] = fleet.local() ? 1 : 0;
 }
 
-// register_one: one resize of one placement, as a benchmark called `name`.
+// register_one: one resize of one placement in one trial, as a benchmark
+// called `name`.
 template <class Make>
-void register_one(const std::string& name, const Fleet& fleet, const KeySet& keys, Make make,
-                  View stored_view, View read_view, double theory) {
+void register_one(const std::string& name, Trials& trials, const Resize& resize, Make make) {
   benchmark::RegisterBenchmark(
       name.c_str(),
-      [&fleet, &keys, make, stored_view, read_view, theory](benchmark::State& state) {
-        run_resize(state, fleet, keys, make, stored_view, read_view, theory);
-      })
+      [&trials, resize, make](benchmark::State& state) { run_resize(state, trials, resize, make); })
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
 }
 
 template <class Make>
-void register_placement(const std::string& label, bool ring, const Fleet& fleet, const KeySet& keys,
+void register_placement(const std::string& label, bool ring, Trials& trials, std::size_t trial,
                         Make make) {
-  const std::size_t n = fleet.before();
+  const std::size_t n = trials.before();
   const auto nd = static_cast<double>(n);
-  for (std::size_t m = 1; m <= fleet.added(); ++m) {
+  const std::string suffix = "/trial:" + std::to_string(trial);
+  for (std::size_t m = 1; m <= trials.added(); ++m) {
     const auto md = static_cast<double>(m);
     const double theory = ring ? nd / (nd + md) : static_cast<double>(std::gcd(n, m)) / (nd + md);
-    register_one("BM_HitRate/add/" + label + "/added:" + std::to_string(m), fleet, keys, make,
-                 View{0, n}, View{0, n + m}, theory);
+    register_one("BM_HitRate/add/" + label + "/added:" + std::to_string(m) + suffix, trials,
+                 Resize{label, trial, View{0, n}, View{0, n + m}, theory}, make);
   }
-  // remove: M = n + 1 servers, then all but the first.
-  const double md = nd + 1;
-  register_one("BM_HitRate/remove/" + label, fleet, keys, make, View{0, n + 1}, View{1, n},
-               ring ? (md - 1) / md : 1 / md);
+  // remove: the first of the n servers is gone; the other n - 1 stay.
+  if (n >= 2) {
+    register_one("BM_HitRate/remove/" + label + suffix, trials,
+                 Resize{label, trial, View{0, n}, View{1, n - 1}, ring ? (nd - 1) / nd : 1 / nd},
+                 make);
+  }
 }
 
-void register_all(const Fleet& fleet, const KeySet& keys) {
-  register_placement("modulo-crc32", false, fleet, keys,
-                     [](std::span<const Server> s) { return memshard::profiles::modulo_crc32(s); });
-  register_placement("ring-crc32", true, fleet, keys,
-                     [](std::span<const Server> s) { return memshard::profiles::ring_crc32(s); });
-  register_placement("ketama-md5-weighted", true, fleet, keys, [](std::span<const Server> s) {
-    return memshard::profiles::libmemcached_ketama_weighted(s);
-  });
+void register_all(Trials& trials) {
+  for (std::size_t trial = 0; trial < trials.count(); ++trial) {
+    register_placement("modulo-crc32", false, trials, trial, [](std::span<const Server> s) {
+      return memshard::profiles::modulo_crc32(s);
+    });
+    register_placement("ring-crc32", true, trials, trial,
+                       [](std::span<const Server> s) { return memshard::profiles::ring_crc32(s); });
+    register_placement("ketama-md5-weighted", true, trials, trial, [](std::span<const Server> s) {
+      return memshard::profiles::libmemcached_ketama_weighted(s);
+    });
+  }
 }
 
 }  // namespace
@@ -295,12 +379,18 @@ auto main(int argc, char** argv) -> int {
     return 1;
   }
   try {
-    const KeySet keys(env_count("MEMSHARD_BENCH_KEYS", 20'000, 1));
-    benchmark::AddCustomContext("memshard_keys", std::to_string(keys.size()));
-    const Fleet fleet;
-    benchmark::AddCustomContext("memshard_servers_before", std::to_string(fleet.before()));
-    benchmark::AddCustomContext("memshard_added", std::to_string(fleet.added()));
-    register_all(fleet, keys);
+    Trials trials;
+    const LiveServers& first = trials.first().live();
+    benchmark::AddCustomContext("memshard_keys", std::to_string(trials.key_count()));
+    benchmark::AddCustomContext("memshard_hit_trials", std::to_string(trials.count()));
+    benchmark::AddCustomContext("memshard_servers_before", std::to_string(trials.before()));
+    benchmark::AddCustomContext("memshard_added", std::to_string(trials.added()));
+    benchmark::AddCustomContext("memshard_server_source",
+                                first.started_here() ? "local" : "MEMSHARD_SERVERS");
+    if (first.started_here()) {
+      benchmark::AddCustomContext("memshard_memcached_version", first.memcached_version());
+    }
+    register_all(trials);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
   } catch (const std::exception& error) {

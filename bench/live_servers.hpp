@@ -22,13 +22,11 @@ namespace memshard::bench {
 
 /// LiveServers: MEMSHARD_SERVERS (between `min_given` and `max_given`
 /// servers), or else `local_count` memcached processes on loopback, stopped
-/// with this object. Records the list, its source and the memcached version as
-/// benchmark context under `<context_prefix>servers`, `...server_source` and
-/// `...memcached_version`.
+/// with this object.
 class LiveServers {
  public:
-  LiveServers(std::size_t min_given, std::size_t max_given, std::size_t local_count,
-              const std::string& context_prefix) {
+  /// Starts or names the servers and records nothing (see add_context).
+  LiveServers(std::size_t min_given, std::size_t max_given, std::size_t local_count) {
     if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
       servers_ = parse_servers(list);
       if (servers_.size() < min_given || servers_.size() > max_given) {
@@ -47,20 +45,47 @@ class LiveServers {
       }
       std::cerr << '\n';
     }
+  }
+
+  /// The same, then add_context(context_prefix).
+  LiveServers(std::size_t min_given, std::size_t max_given, std::size_t local_count,
+              const std::string& context_prefix)
+      : LiveServers(min_given, max_given, local_count) {
+    add_context(context_prefix);
+  }
+
+  /// add_context: records the list, its source and the memcached version as
+  /// benchmark context under `<prefix>servers`, `...server_source` and
+  /// `...memcached_version` (the last for local servers only).
+  void add_context(const std::string& prefix) const {
+    benchmark::AddCustomContext(prefix + "servers", endpoints());
+    benchmark::AddCustomContext(prefix + "server_source",
+                                started_here() ? "local" : "MEMSHARD_SERVERS");
+    if (started_here()) {
+      benchmark::AddCustomContext(prefix + "memcached_version", memcached_version());
+    }
+  }
+
+  /// endpoints: "host:port,host:port,...", in list order.
+  [[nodiscard]] auto endpoints() const -> std::string {
     std::string specs;
     for (const Server& server : servers_) {
       specs.append(specs.empty() ? "" : ",").append(server.endpoint());
     }
-    benchmark::AddCustomContext(context_prefix + "servers", specs);
-    benchmark::AddCustomContext(context_prefix + "server_source",
-                                local_.empty() ? "MEMSHARD_SERVERS" : "local");
-    if (!local_.empty()) {
-      std::string version = local_.front().command("version\r\n");
-      while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
-        version.pop_back();
-      }
-      benchmark::AddCustomContext(context_prefix + "memcached_version", version);
+    return specs;
+  }
+
+  /// memcached_version: the first local server's answer to "version"
+  /// ("VERSION 1.6.18"), or "" for MEMSHARD_SERVERS.
+  [[nodiscard]] auto memcached_version() const -> std::string {
+    if (local_.empty()) {
+      return {};
     }
+    std::string version = local_.front().command("version\r\n");
+    while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) {
+      version.pop_back();
+    }
+    return version;
   }
 
   [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }

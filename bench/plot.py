@@ -5,7 +5,8 @@
 Reads, from a results directory that bench/run.sh filled:
   balance_loads.csv  per-server key counts (the balance benchmark with
                      MEMSHARD_BENCH_LOADS_OUT), for balance-per-server-load.svg;
-  hit_rate.json      the hit-rate benchmark, for hit-rate-after-resize.svg;
+  hit_rate.json      the hit-rate benchmark (one row per trial), for
+                     hit-rate-after-resize.svg (means over the trials);
 writes those SVG files there, and charts.txt naming the ones drawn. Needs
 matplotlib (Debian: python3-matplotlib). Exits 1 when no chart was drawn, with
 the reason as the last line of its output.
@@ -109,24 +110,26 @@ def balance_chart(plt, results_dir):
 
 
 def hit_rate_chart(plt, results_dir):
-    """Hit rate after adding m servers to n: measured points on theory curves."""
+    """Hit rate after adding m servers to n: the mean over the trials (bars: min..max) on theory curves."""
     path = os.path.join(results_dir, "hit_rate.json")
     if not os.path.exists(path):
         return "hit_rate.json missing"
     with open(path) as handle:
         doc = json.load(handle)
-    measured = {}  # placement -> {m: hit rate}
+    measured = {}  # placement -> {m: [hit rate of each trial]}
     before = None
-    keys = doc.get("context", {}).get("memshard_keys", "?")
+    context = doc.get("context", {})
+    keys = context.get("memshard_keys", "?")
     for r in doc.get("benchmarks", []):
         parts = r.get("run_name", r["name"]).split("/")
         if len(parts) < 3 or parts[1] != "add" or r.get("error_occurred") or "hit_rate" not in r:
             continue
         before = int(r["servers_before"])
         m = int(r["servers_after"]) - before
-        measured.setdefault(parts[2], {})[m] = r["hit_rate"]
+        measured.setdefault(parts[2], {}).setdefault(m, []).append(r["hit_rate"])
     if not measured or before is None:
         return "no add runs in hit_rate.json"
+    trials = max(len(rates) for points in measured.values() for rates in points.values())
     top = max(max(v) for v in measured.values())
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     steps = list(range(1, top + 1))
@@ -140,16 +143,24 @@ def hit_rate_chart(plt, results_dir):
         if not points:
             continue
         xs = sorted(points)
-        ax.plot(xs, [100 * points[m] for m in xs], "-", color=colour, marker=marker, ms=5, lw=1.2,
-                label=f"measured, {legend}")
+        means = [100 * sum(points[m]) / len(points[m]) for m in xs]
+        low = [mean - 100 * min(points[m]) for mean, m in zip(means, xs)]
+        high = [100 * max(points[m]) - mean for mean, m in zip(means, xs)]
+        ax.errorbar(xs, means, yerr=[low, high], fmt="-", color=colour, marker=marker, ms=5, lw=1.2,
+                    elinewidth=1.0, capsize=3, label=f"measured, {legend}")
     ax.set_xticks(steps)
     ax.set_xticklabels([f"+{m}\n({before}\u2192{before + m})" for m in steps])
     ax.set_xlabel(f"servers added (m) to n = {before}")
     ax.set_ylabel("keys still found after the add (%)")
     ax.set_ylim(0, 100)
     ax.grid(True, lw=0.3, alpha=0.5)
-    ax.set_title(f"Hit rate after adding servers: {int(keys):,} keys on real memcached" if str(keys).isdigit()
-                 else "Hit rate after adding servers, real memcached")
+    keys_text = f"{int(keys):,} keys" if str(keys).isdigit() else "keys"
+    if trials > 1:
+        title = (f"Hit rate after adding servers on real memcached\n"
+                 f"mean of {trials} rings, {keys_text} each; bars: min..max over the rings")
+    else:
+        title = f"Hit rate after adding servers on real memcached\none ring, {keys_text}"
+    ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     save(plt, fig, results_dir, HIT_RATE_CHART)
     return None

@@ -8,9 +8,9 @@
 # results directory.
 #
 # The hit-rate and client benchmarks start their own memcached servers on
-# 127.0.0.1 (ports from the kernel) and stop them when they end, fail or are
-# interrupted; with MEMSHARD_SERVERS they use those servers instead and start
-# none.
+# 127.0.0.1 (ports from the kernel; the hit-rate benchmark starts a new set for
+# each trial) and stop them when they end, fail or are interrupted; with
+# MEMSHARD_SERVERS they use those servers instead and start none.
 # The client benchmark also starts nutcracker (twemproxy) on 127.0.0.1 in front
 # of those servers, and stops it when it ends; without nutcracker that
 # contender is left out with a note in the report.
@@ -26,7 +26,10 @@
 #   MEMSHARD_BENCH_ADDED        the hit-rate runs add 1 to this many servers
 #                               (default 4 more local servers; with
 #                               MEMSHARD_SERVERS 1, the last of the list)
-#   MEMSHARD_BENCH_KEYS         keys per hit-rate run (default 20000)
+#   MEMSHARD_BENCH_KEYS         keys per hit-rate trial (default 10000)
+#   MEMSHARD_BENCH_HIT_TRIALS   hit-rate trials, each on new local servers, so
+#                               on a new ring (default 10; with MEMSHARD_SERVERS
+#                               always 1)
 #   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
 #   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
 #   MEMSHARD_BENCH_CLIENT_ROUNDS  interleaved rounds of the client runs (default 500)
@@ -136,7 +139,7 @@ run "$results_dir/properties.log" "$bench_dir/memshard_properties_bench" \
 if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
   log "hit rate on MEMSHARD_SERVERS"
 else
-  log "hit rate on $((${MEMSHARD_BENCH_SERVERS:-4} + ${MEMSHARD_BENCH_ADDED:-4})) local memcached servers"
+  log "hit rate on $((${MEMSHARD_BENCH_SERVERS:-4} + ${MEMSHARD_BENCH_ADDED:-4})) local memcached servers, ${MEMSHARD_BENCH_HIT_TRIALS:-10} trials (new servers each)"
 fi
 run "$results_dir/hit_rate.log" "$bench_dir/memshard_hit_rate_bench" \
   --benchmark_out="$results_dir/hit_rate.json" --benchmark_out_format=json || failures+=(hit_rate)
