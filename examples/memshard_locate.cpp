@@ -203,12 +203,13 @@ void print_hashes(std::ostream& out, const memshard::ProfileInfo& profile) {
 
 /// print_profiles: for each profile, its name on a line of its own, then,
 /// indented, what it reproduces, the hashes it takes and whether it takes
-/// --points.
+/// --points (and --weighted).
 void print_profiles(std::ostream& out) {
   for (const memshard::ProfileInfo& profile : memshard::kProfiles) {
     out << profile.name << '\n' << "    " << profile.summary << '\n';
     print_hashes(out, profile);
-    out << "    points: " << (profile.has_points ? "yes (--points K)" : "no") << '\n';
+    out << "    points: " << (profile.has_points ? "yes (--points K)" : "no")
+        << (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : "") << '\n';
   }
 }
 

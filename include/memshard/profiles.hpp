@@ -532,7 +532,8 @@ struct ProfileInfo {
   /// The default hash, and every hash name the profile accepts ("" if none).
   std::string_view default_hash;
   std::string_view hashes;
-  bool has_points;  ///< whether the profile takes a points option
+  bool has_points;    ///< whether the profile takes a points option
+  bool has_weighted;  ///< whether the profile takes a weighted option
   std::string_view summary;
   /// Builds the locator; `hash` is never empty when `hashes` is not.
   AnyLocator (*build)(std::span<const Server> servers, std::string_view hash,
@@ -719,69 +720,70 @@ inline constexpr std::string_view kTwemproxyHashes =
 
 /// kProfiles: every profile make_locator knows.
 inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
-    {"libmemcached-modula", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false,
+    {"libmemcached-modula", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false, false,
      "libmemcached MODULA: hash % N, weights ignored",
      &profiles::detail::build_libmemcached_modula},
-    {"libmemcached-ketama", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true,
+    {"libmemcached-ketama", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true, false,
      "libmemcached 1.1 CONSISTENT/KETAMA: 100 points host-i per server, key hash for points",
      &profiles::detail::build_libmemcached_ketama},
-    {"libmemcached-ketama-weighted", "md5", profiles::detail::kLibmemcachedHashes, true,
+    {"libmemcached-ketama-weighted", "md5", profiles::detail::kLibmemcachedHashes, true, false,
      "libmemcached KETAMA_WEIGHTED = libketama: 160 md5 x4 points, weighted",
      &profiles::detail::build_libmemcached_ketama_weighted},
-    {"libmemcached-ketama-spy", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true,
+    {"libmemcached-ketama-spy", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true, false,
      "libmemcached CONSISTENT_KETAMA_SPY: 100 points /host:port-i per server",
      &profiles::detail::build_libmemcached_ketama_spy},
-    {"php-memcached", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false,
+    {"php-memcached", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false, false,
      "PHP new Memcached(), default options (= libmemcached-modula)",
      &profiles::detail::build_libmemcached_modula},
-    {"php-memcached-libketama", "md5", profiles::detail::kLibmemcachedHashes, true,
+    {"php-memcached-libketama", "md5", profiles::detail::kLibmemcachedHashes, true, false,
      "PHP Memcached::OPT_LIBKETAMA_COMPATIBLE (= libmemcached-ketama-weighted)",
      &profiles::detail::build_libmemcached_ketama_weighted},
     {"php-memcached-consistent", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true,
-     "PHP OPT_DISTRIBUTION => DISTRIBUTION_CONSISTENT (= libmemcached-ketama)",
+     false, "PHP OPT_DISTRIBUTION => DISTRIBUTION_CONSISTENT (= libmemcached-ketama)",
      &profiles::detail::build_libmemcached_ketama},
-    {"twemproxy-ketama", "md5", profiles::detail::kTwemproxyHashes, false,
+    {"twemproxy-ketama", "md5", profiles::detail::kTwemproxyHashes, false, false,
      "twemproxy distribution: ketama (hash: as in nutcracker.yml, default md5)",
      &profiles::detail::build_twemproxy_ketama},
-    {"twemproxy-modula", "md5", profiles::detail::kTwemproxyHashes, false,
+    {"twemproxy-modula", "md5", profiles::detail::kTwemproxyHashes, false, false,
      "twemproxy distribution: modula (hash: as in nutcracker.yml, default md5)",
      &profiles::detail::build_twemproxy_modula},
-    {"spymemcached-ketama", "", "", false,
+    {"spymemcached-ketama", "", "", false, true,
      "spymemcached KetamaConnectionFactory, SPYMEMCACHED node keys (host:port-r)",
      &profiles::detail::build_spymemcached_ketama},
-    {"spymemcached-ketama-libmemcached", "", "", false,
+    {"spymemcached-ketama-libmemcached", "", "", false, true,
      "spymemcached ketama with KetamaNodeKeyFormatter.Format.LIBMEMCACHED node keys",
      &profiles::detail::build_spymemcached_ketama_libmemcached},
-    {"spymemcached-arraymod", "java_string", "java_string, crc", false,
+    {"spymemcached-arraymod", "java_string", "java_string, crc", false, false,
      "spymemcached ArrayModNodeLocator: hash % N (NATIVE_HASH or CRC_HASH)",
      &profiles::detail::build_spymemcached_arraymod},
-    {"cache-memcached", "", "", false, "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
+    {"cache-memcached", "", "", false, false,
+     "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
      &profiles::detail::build_cache_memcached},
-    {"cache-memcached-fast", "", "", true,
+    {"cache-memcached-fast", "", "", true, false,
      "Perl Cache::Memcached::Fast: default dispatch, or ketama_points with points=K",
      &profiles::detail::build_cache_memcached_fast},
-    {"python-memcache", "", "", false,
+    {"python-memcache", "", "", false, false,
      "python-memcache Client: weighted bucket list, 15-bit crc (0 counts as 1)",
      &profiles::detail::build_python_memcache},
-    {"pymemcache-rendezvous", "", "", false,
+    {"pymemcache-rendezvous", "", "", false, false,
      "pymemcache HashClient: rendezvous hashing with murmur3_32 (str keys)",
      &profiles::detail::build_pymemcache_rendezvous},
-    {"pymemcache-rendezvous-bytes", "", "", false,
+    {"pymemcache-rendezvous-bytes", "", "", false, false,
      "pymemcache HashClient used with bytes keys (it hashes their repr, b'...')",
      &profiles::detail::build_pymemcache_rendezvous_bytes},
-    {"php-memcache", "crc32", "crc32, fnv", false,
+    {"php-memcache", "crc32", "crc32, fnv", false, false,
      "PHP new Memcache() (pecl memcache), hash_strategy consistent: 1024-bucket ring",
      &profiles::detail::build_php_memcache},
-    {"php-memcache-standard", "crc32", "crc32, fnv", false,
+    {"php-memcache-standard", "crc32", "crc32, fnv", false, false,
      "pecl memcache hash_strategy standard: weighted bucket list",
      &profiles::detail::build_php_memcache_standard},
-    {"dalli", "", "", false, "Ruby Dalli 3: SHA-1 ring, key to the last point at or below",
+    {"dalli", "", "", false, false, "Ruby Dalli 3: SHA-1 ring, key to the last point at or below",
      &profiles::detail::build_dalli},
-    {"gomemcache", "", "", false, "Go gomemcache: full CRC-32 % N",
+    {"gomemcache", "", "", false, false, "Go gomemcache: full CRC-32 % N",
      &profiles::detail::build_gomemcache},
-    {"modulo-crc32", "crc32", profiles::detail::kLibmemcachedHashes, false,
+    {"modulo-crc32", "crc32", profiles::detail::kLibmemcachedHashes, false, false,
      "full CRC-32 % N (the PHP articles)", &profiles::detail::build_modulo_crc32},
-    {"ring-crc32", "crc32", profiles::detail::kLibmemcachedHashes, true,
+    {"ring-crc32", "crc32", profiles::detail::kLibmemcachedHashes, true, false,
      "64 points name-i per server, full CRC-32 for points and keys",
      &profiles::detail::build_ring_crc32},
 }};
@@ -820,7 +822,7 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
   if (!options.hash.empty() && profile->hashes.empty()) {
     memshard::detail::throw_config_error("profile takes no hash option", name);
   }
-  if (options.weighted.has_value() && name.substr(0, 19) != "spymemcached-ketama") {
+  if (options.weighted.has_value() && !profile->has_weighted) {
     memshard::detail::throw_config_error("only the spymemcached ketama profiles take weighted",
                                          name);
   }

@@ -1428,7 +1428,8 @@ TEST(LocateInfoTest, ListProfilesNamesEveryProfile) {
       }
     }
     EXPECT_EQ(lines[4 * i + 3],
-              profile.has_points ? "    points: yes (--points K)" : "    points: no");
+              std::string(profile.has_points ? "    points: yes (--points K)" : "    points: no") +
+                  (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : ""));
   }
 }
 
