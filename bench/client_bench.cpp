@@ -29,13 +29,31 @@
 //   libmemcached              the baseline: a memcached_st holding only the
 //                             first server, doing memcached_get / memcached_set
 //                             on keys stored on that server.
-// Contenders of get_multi:
-//   sharded       ShardedClient<KetamaLocator<Md5>>::get_multi;
-//   sharded_visit ShardedClient<KetamaLocator<Md5>>::visit_multi, values copied into reused
-//   strings; libmemcached  the baseline: the every-server KETAMA_WEIGHTED memcached_st
-//                 (same placement, checked), memcached_mget, then
-//                 memcached_fetch_result into a caller-owned result, each key
-//                 and value copied out into reused strings.
+// Contenders of get_multi, each one multi-get of 100 keys per call, cycling
+// over 16 key lists:
+//   ketama, modulo            ShardedClient<KetamaLocator<Md5>>::get_multi and
+//                             ShardedClient<ModuloLocator<Crc32>>::get_multi,
+//                             on the same lists of keys spread over every
+//                             server, each key written through each client;
+//   ketama_visit              ShardedClient<KetamaLocator<Md5>>::visit_multi
+//                             on ketama's lists, each value copied into a
+//                             reused string;
+//   ketama_same, modulo_same  the same clients' get_multi on lists of keys
+//                             their locator puts on the baseline's server
+//                             (ketama_same on the baseline's own lists);
+//   ketama_same_visit         visit_multi, as ketama_visit, on the baseline's
+//                             lists: only the client differs from the
+//                             baseline;
+//   libmemcached_all          the every-server KETAMA_WEIGHTED memcached_st on
+//                             ketama's lists;
+//   twemproxy                 the proxy's memcached_st on ketama's lists (left
+//                             out, like above, without nutcracker);
+//   libmemcached              the baseline: the memcached_st holding only the
+//                             first server, on lists of keys that
+//                             KetamaLocator<Md5> puts on that server.
+// Every libmemcached contender of get_multi does memcached_mget, then
+// memcached_fetch_result into a caller-owned result, each key and value
+// copied out into reused strings.
 // Every libmemcached handle has exactly the behaviours ShardedClient sets on
 // its own handles (checked against detail::MemcachedHandle), text protocol.
 // Every contender checks every answer (hit, right value; stored), so each one
@@ -53,16 +71,23 @@
 // per call are medians over the rounds. Counters per contender: <name>_ns,
 // <name>_keys (distinct keys, or key lists, it cycles over), <name>_ratio with
 // _lo and _hi, and for ketama and modulo <name>_ratio_ref (with _lo, _hi), the
-// same paired ratio against libmemcached_all; ketama_ratio_twemproxy (with
-// _lo, _hi), ketama's paired ratio against twemproxy.
+// same paired ratio against libmemcached_all (get_multi: also for
+// ketama_visit); ketama_ratio_twemproxy (with _lo, _hi), ketama's paired
+// ratio against twemproxy.
 //
-// Before timing, every key of the single get/set runs is written through the
-// proxy and read back through it (the values must match), and 200 further
-// keys written through the proxy alone are looked for on every server
-// directly: where twemproxy put each one, against the server memshard's
-// libmemcached_ketama_weighted ring names, goes to the context
-// (memshard_client_twemproxy_placement). A fact, not a check: the two rings
-// need not agree.
+// Before timing, every multi-get list is read through each contender that
+// uses it: every key once, with its value. Ketama's lists are read through
+// libmemcached_all before anything but the ketama client has written them, and
+// the baseline's lists through the baseline (written through the ketama
+// client only), so both prove the placement too.
+//
+// Every key of the single get/set runs and of ketama's multi-get lists is
+// also written through the proxy and read back through it (the values must
+// match; the lists by multi-get), and 200 further keys written through the
+// proxy alone are looked for on every server directly: where twemproxy put
+// each one, against the server memshard's libmemcached_ketama_weighted ring
+// names, goes to the context (memshard_client_twemproxy_placement). A fact,
+// not a check: the two rings need not agree.
 //
 // Servers: MEMSHARD_SERVERS=host:port,... (2 to 100 servers; only keys under
 // "memshard-client:" are written, nothing is flushed) or
@@ -237,25 +262,55 @@ auto make_multi_server(std::span<const Server> servers, const ClientOptions& opt
 
 // Data: keys under kKeyPrefix and their 100-byte values.
 struct Data {
-  explicit Data(std::size_t count, std::uint64_t seed) : raw(count, seed) {
+  explicit Data(std::size_t count, std::uint64_t seed) {
+    const KeySet raw(count, seed);
     keys.reserve(count);
     values.reserve(count);
     for (const std::string_view key : raw) {
-      std::string full(kKeyPrefix);
-      full.append(key);
-      std::string value = "value of " + full + ' ';
-      while (value.size() < kValueSize) {
-        value.append(full);
-      }
-      value.resize(kValueSize);
-      keys.push_back(std::move(full));
-      values.push_back(std::move(value));
+      add(key);
     }
   }
 
-  KeySet raw;
+  // The first `count` keys, drawn as above from seeds `seed`, `seed` + 1, ...,
+  // that `client` places on server 0 (the baseline's).
+  template <class Client>
+  static auto on_first_server(std::size_t count, std::uint64_t seed, const Client& client) -> Data {
+    constexpr std::size_t kChunk = 4096;
+    constexpr std::size_t kMaxChunks = 1000;
+    Data out(0, seed);
+    std::string full;
+    for (std::size_t chunk = 0; chunk < kMaxChunks && out.keys.size() < count; ++chunk) {
+      const KeySet raw(kChunk, seed + chunk);
+      for (const std::string_view key : raw) {
+        full.assign(kKeyPrefix).append(key);
+        if (client.server_index_for(full) == 0 && out.keys.size() < count) {
+          out.add(key);
+        }
+      }
+    }
+    if (out.keys.size() < count) {
+      throw std::runtime_error("only " + std::to_string(out.keys.size()) + " of " +
+                               std::to_string(kChunk * kMaxChunks) +
+                               " keys land on the first server");
+    }
+    return out;
+  }
+
   std::vector<std::string> keys;
   std::vector<std::string> values;
+
+ private:
+  void add(std::string_view key) {
+    std::string full(kKeyPrefix);
+    full.append(key);
+    std::string value = "value of " + full + ' ';
+    while (value.size() < kValueSize) {
+      value.append(full);
+    }
+    value.resize(kValueSize);
+    keys.push_back(std::move(full));
+    values.push_back(std::move(value));
+  }
 };
 
 // Indexes of the keys that `client` places on server 0 (the baseline's).
@@ -418,10 +473,12 @@ auto multi_failures(const memshard::MultiGetResult& out, const Data& data,
   return failed;
 }
 
-auto sharded_get_multi(KetamaClient& client, const Data& data, const Requests& requests)
+template <class Client>
+auto sharded_get_multi(std::string name, Client& client, const Data& data, const Requests& requests)
     -> Contender {
   auto at = std::make_shared<std::size_t>(0);
-  return {"sharded", requests.lists.size(), [&client, &data, &requests, at](std::size_t calls) {
+  return {std::move(name), requests.lists.size(),
+          [&client, &data, &requests, at](std::size_t calls) {
             std::size_t failed = 0;
             for (std::size_t n = 0; n < calls; ++n) {
               const std::size_t r = (*at)++ % requests.lists.size();
@@ -434,11 +491,12 @@ auto sharded_get_multi(KetamaClient& client, const Data& data, const Requests& r
 }
 
 // The same through visit_multi: each value copied into a reused string, as
-// the libmemcached contender does, instead of a MultiGetResult of its own.
-auto sharded_visit_multi(KetamaClient& client, const Requests& requests) -> Contender {
+// the libmemcached contenders do, instead of a MultiGetResult of its own.
+template <class Client>
+auto sharded_visit_multi(std::string name, Client& client, const Requests& requests) -> Contender {
   auto at = std::make_shared<std::size_t>(0);
   auto values = std::make_shared<std::vector<std::string>>(kMultiKeys);
-  return {"sharded_visit", requests.lists.size(),
+  return {std::move(name), requests.lists.size(),
           [&client, &requests, at, values](std::size_t calls) {
             std::size_t failed = 0;
             for (std::size_t n = 0; n < calls; ++n) {
@@ -451,8 +509,8 @@ auto sharded_visit_multi(KetamaClient& client, const Requests& requests) -> Cont
                     ++found;
                   },
                   [&](std::size_t, const memshard::Status&) { ++failed; });
-              // Counted like the libmemcached contender; the values are
-              // checked against the data before timing (check_all).
+              // Counted like the libmemcached contenders; the values are
+              // checked against the data before timing (check_sharded_multi).
               failed += kMultiKeys - std::min(found, kMultiKeys);
             }
             return failed;
@@ -513,14 +571,16 @@ class MultiFetch {
   std::vector<std::string> values_;
 };
 
-auto libmemcached_get_multi(MultiFetch& fetch, const Requests& requests) -> Contender {
+auto libmemcached_get_multi(std::string name, MultiFetch& fetch, const Requests& requests)
+    -> Contender {
   auto at = std::make_shared<std::size_t>(0);
-  return {"libmemcached", requests.lists.size(), [&fetch, &requests, at](std::size_t calls) {
+  return {std::move(name), requests.lists.size(), [&fetch, &requests, at](std::size_t calls) {
             std::size_t failed = 0;
             for (std::size_t n = 0; n < calls; ++n) {
               const std::size_t r = (*at)++ % requests.lists.size();
               const std::size_t found =
                   fetch.fetch(std::span<const std::string_view>(requests.lists[r]));
+              // Values are checked against the data before timing (check_fetch).
               failed += kMultiKeys - std::min(found, kMultiKeys);
             }
             return failed;
@@ -675,8 +735,15 @@ class Setup {
         multi_(make_multi_server(servers_, options_)),
         single_data_(kSingleKeys, 0x636C69656E74ULL),
         multi_data_(kMultiKeys * kMultiRequests, 0x6D756C7469ULL),
+        ketama_same_data_(
+            Data::on_first_server(kMultiKeys * kMultiRequests, 0x6B73616D65ULL, ketama_)),
+        modulo_same_data_(
+            Data::on_first_server(kMultiKeys * kMultiRequests, 0x6D73616D65ULL, modulo_)),
         requests_(multi_data_),
-        fetch_(multi_.get()) {
+        ketama_same_requests_(ketama_same_data_),
+        modulo_same_requests_(modulo_same_data_),
+        all_fetch_(multi_.get()),
+        single_fetch_(single_.get()) {
     // Single-key data: through each client (wherever it places the keys) and
     // all of it on the baseline's server.
     for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
@@ -688,13 +755,23 @@ class Setup {
           memcached_set(single_.get(), key.data(), key.size(), value.data(), value.size(), 0, 0),
           single_.get(), "baseline set");
     }
-    // Multi-get data: through the ketama client only, so the libmemcached
-    // baseline finds a key only if it places it as memshard does.
-    for (std::size_t i = 0; i < multi_data_.keys.size(); ++i) {
-      require(ketama_.set(multi_data_.keys[i], multi_data_.values[i]), "ketama set (multi)");
-    }
-    check_multi();
+    // Multi-get data: through the ketama client only at first, so that
+    // libmemcached_all finds a key only if it places it as memshard does, and
+    // the baseline only if memshard's ketama put it on the first server.
+    write_all(ketama_, multi_data_, "ketama set (multi)");
+    write_all(ketama_, ketama_same_data_, "ketama set (multi, first server)");
+    write_all(modulo_, modulo_same_data_, "modulo set (multi, first server)");
+    check_fetch("libmemcached_all", all_fetch_, multi_data_, requests_);
+    check_fetch("libmemcached", single_fetch_, ketama_same_data_, ketama_same_requests_);
+    check_sharded_multi("ketama", ketama_, multi_data_, requests_);
+    check_sharded_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_);
+    check_sharded_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_);
     start_proxy();
+    // Then through the modulo client, wherever it places them.
+    write_all(modulo_, multi_data_, "modulo set (multi)");
+    check_sharded_multi("modulo", modulo_, multi_data_, requests_);
+    ketama_spread_ = spread(ketama_, requests_);
+    modulo_spread_ = spread(modulo_, requests_);
   }
 
   // Order: the ShardedClient contenders, (c), (d) when there is a proxy, then
@@ -728,9 +805,25 @@ class Setup {
     return out;
   }
 
+  // The same order as above; (a) also against (c) (_ratio_ref), as in get/set.
   auto multi_contenders() -> std::vector<Contender> {
-    return {sharded_get_multi(ketama_, multi_data_, requests_),
-            sharded_visit_multi(ketama_, requests_), libmemcached_get_multi(fetch_, requests_)};
+    std::vector<Contender> out;
+    out.push_back(sharded_get_multi("ketama", ketama_, multi_data_, requests_));
+    out.push_back(sharded_visit_multi("ketama_visit", ketama_, requests_));
+    out.push_back(sharded_get_multi("modulo", modulo_, multi_data_, requests_));
+    out.push_back(
+        sharded_get_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_));
+    out.push_back(sharded_visit_multi("ketama_same_visit", ketama_, ketama_same_requests_));
+    out.push_back(
+        sharded_get_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_));
+    out.push_back(libmemcached_get_multi("libmemcached_all", all_fetch_, requests_));
+    if (proxy_fetch_) {
+      out.push_back(libmemcached_get_multi("twemproxy", *proxy_fetch_, requests_));
+      out[0].also_against = {"twemproxy"};
+    }
+    out.push_back(libmemcached_get_multi("libmemcached", single_fetch_, ketama_same_requests_));
+    out[0].reference = out[1].reference = out[2].reference = "libmemcached_all";
+    return out;
   }
 
   // Checks that every contender answers every key of its list correctly (and
@@ -745,8 +838,13 @@ class Setup {
   }
 
   [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
-  [[nodiscard]] auto spread() const noexcept -> std::pair<std::size_t, std::size_t> {
-    return spread_;
+  // The fewest and most keys a request of ketama's lists asks one server
+  // for, under each client's placement.
+  [[nodiscard]] auto ketama_spread() const noexcept -> std::pair<std::size_t, std::size_t> {
+    return ketama_spread_;
+  }
+  [[nodiscard]] auto modulo_spread() const noexcept -> std::pair<std::size_t, std::size_t> {
+    return modulo_spread_;
   }
 
  private:
@@ -756,60 +854,86 @@ class Setup {
     }
   }
 
-  // Every request of both contenders answers all 100 keys with their values.
-  void check_multi() {
-    spread_ = {kMultiKeys, 0};
-    for (std::size_t r = 0; r < requests_.lists.size(); ++r) {
-      const std::span<const std::string_view> keys(requests_.lists[r]);
-      const std::vector<std::size_t>& indexes = requests_.index_lists[r];
-      const memshard::MultiGetResult out = ketama_.get_multi(keys);
-      if (const std::size_t failed = multi_failures(out, multi_data_, indexes); failed > 0) {
-        throw std::runtime_error("ShardedClient::get_multi: " + std::to_string(failed) +
+  template <class Client>
+  static void write_all(Client& client, const Data& data, std::string_view what) {
+    for (std::size_t i = 0; i < data.keys.size(); ++i) {
+      require(client.set(data.keys[i], data.values[i]), what);
+    }
+  }
+
+  // Throws unless get_multi and visit_multi of `client` answer every key of
+  // every list of `requests` with its value.
+  template <class Client>
+  static void check_sharded_multi(std::string_view name, Client& client, const Data& data,
+                                  const Requests& requests) {
+    for (std::size_t r = 0; r < requests.lists.size(); ++r) {
+      const std::span<const std::string_view> keys(requests.lists[r]);
+      const std::vector<std::size_t>& indexes = requests.index_lists[r];
+      const memshard::MultiGetResult out = client.get_multi(keys);
+      if (const std::size_t failed = multi_failures(out, data, indexes); failed > 0) {
+        throw std::runtime_error(std::string(name) + ": get_multi: " + std::to_string(failed) +
                                  " of 100 keys missing or wrong");
       }
       std::size_t visited = 0;
-      ketama_.visit_multi(
+      client.visit_multi(
           keys,
           [&](std::size_t index, const memshard::ItemView& item) {
-            visited += item.value == multi_data_.values[indexes[index]] ? 1U : 0U;
+            visited += item.value == data.values[indexes[index]] ? 1U : 0U;
           },
-          [](std::size_t, const memshard::Status& status) {
-            throw std::runtime_error("ShardedClient::visit_multi: " + status.message());
+          [&](std::size_t, const memshard::Status& status) {
+            throw std::runtime_error(std::string(name) + ": visit_multi: " + status.message());
           });
       if (visited != kMultiKeys) {
-        throw std::runtime_error(
-            "ShardedClient::visit_multi: " + std::to_string(kMultiKeys - visited) +
-            " of 100 keys missing or wrong");
+        throw std::runtime_error(std::string(name) +
+                                 ": visit_multi: " + std::to_string(kMultiKeys - visited) +
+                                 " of 100 keys missing or wrong");
       }
-      const std::size_t found = fetch_.fetch(keys);
+    }
+  }
+
+  // Throws unless `fetch` answers every key of every list of `requests`
+  // exactly once, with its value.
+  static void check_fetch(std::string_view name, MultiFetch& fetch, const Data& data,
+                          const Requests& requests) {
+    for (std::size_t r = 0; r < requests.lists.size(); ++r) {
+      const std::span<const std::string_view> keys(requests.lists[r]);
+      const std::vector<std::size_t>& indexes = requests.index_lists[r];
+      const std::size_t found = fetch.fetch(keys);
       std::vector<std::size_t> seen(kMultiKeys, 0);
       for (std::size_t k = 0; k < found; ++k) {
-        const auto at = std::find(keys.begin(), keys.end(), fetch_.key(k));
+        const auto at = std::find(keys.begin(), keys.end(), fetch.key(k));
         if (at == keys.end()) {
-          throw std::runtime_error("libmemcached mget: an unrequested key came back");
+          throw std::runtime_error(std::string(name) + ": mget: an unrequested key came back");
         }
         const auto position = static_cast<std::size_t>(at - keys.begin());
         ++seen[position];
-        if (fetch_.value(k) != multi_data_.values[indexes[position]]) {
-          throw std::runtime_error("libmemcached mget: a wrong value for " + std::string(*at));
-        }
-        if (out.items[position]->value != fetch_.value(k)) {
-          throw std::runtime_error("the two multi-gets disagree on " + std::string(*at));
+        if (fetch.value(k) != data.values[indexes[position]]) {
+          throw std::runtime_error(std::string(name) + ": mget: a wrong value for " +
+                                   std::string(*at));
         }
       }
       if (found != kMultiKeys ||
           std::count(seen.begin(), seen.end(), 1) != static_cast<std::ptrdiff_t>(kMultiKeys)) {
-        throw std::runtime_error("libmemcached mget: " + std::to_string(found) +
+        throw std::runtime_error(std::string(name) + ": mget: " + std::to_string(found) +
                                  " results for 100 keys (a placement that differs from "
                                  "memshard's ketama-md5-weighted?)");
       }
+    }
+  }
+
+  template <class Client>
+  [[nodiscard]] auto spread(const Client& client, const Requests& requests) const
+      -> std::pair<std::size_t, std::size_t> {
+    std::pair<std::size_t, std::size_t> out{kMultiKeys, 0};
+    for (const std::vector<std::string_view>& keys : requests.lists) {
       std::vector<std::size_t> per_server(servers_.size(), 0);
       for (const std::string_view key : keys) {
-        ++per_server[ketama_.server_index_for(key)];
+        ++per_server[client.server_index_for(key)];
       }
       const auto [low, high] = std::minmax_element(per_server.begin(), per_server.end());
-      spread_ = {std::min(spread_.first, *low), std::max(spread_.second, *high)};
+      out = {std::min(out.first, *low), std::max(out.second, *high)};
     }
+    return out;
   }
 
   // Starts nutcracker in front of every server (or notes why there is none),
@@ -832,20 +956,28 @@ class Setup {
                                     " (hash md5, distribution ketama, auto_eject_hosts false)");
     memcached_st* proxy = via_proxy_.get();
     // What the proxy stores, it reads back: the contender's keys and values.
-    for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
-      const std::string& key = single_data_.keys[i];
-      const std::string& value = single_data_.values[i];
-      memshard::bench::check(
-          memcached_set(proxy, key.data(), key.size(), value.data(), value.size(), 0, 0), proxy,
-          "set through twemproxy");
-    }
+    write_all_through(proxy, single_data_);
     for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
       if (read(proxy, single_data_.keys[i]) != single_data_.values[i]) {
         throw std::runtime_error("twemproxy: a wrong value or a miss for " + single_data_.keys[i] +
                                  " after a set through it");
       }
     }
+    // Ketama's multi-get lists likewise, read back by multi-get.
+    write_all_through(proxy, multi_data_);
+    proxy_fetch_ = std::make_unique<MultiFetch>(proxy);
+    check_fetch("twemproxy", *proxy_fetch_, multi_data_, requests_);
     check_proxy_placement(proxy);
+  }
+
+  static void write_all_through(memcached_st* memc, const Data& data) {
+    for (std::size_t i = 0; i < data.keys.size(); ++i) {
+      const std::string& key = data.keys[i];
+      const std::string& value = data.values[i];
+      memshard::bench::check(
+          memcached_set(memc, key.data(), key.size(), value.data(), value.size(), 0, 0), memc,
+          "set through twemproxy");
+    }
   }
 
   // Writes 200 fresh keys through the proxy only, then asks every server
@@ -923,11 +1055,18 @@ class Setup {
   MemcachedPtr multi_;
   Data single_data_;
   Data multi_data_;
+  Data ketama_same_data_;  // keys the ketama client puts on the first server
+  Data modulo_same_data_;  // keys the modulo client puts on the first server
   Requests requests_;
-  MultiFetch fetch_;
-  std::pair<std::size_t, std::size_t> spread_{0, 0};
+  Requests ketama_same_requests_;
+  Requests modulo_same_requests_;
+  MultiFetch all_fetch_;     // through multi_
+  MultiFetch single_fetch_;  // through single_
+  std::pair<std::size_t, std::size_t> ketama_spread_{0, 0};
+  std::pair<std::size_t, std::size_t> modulo_spread_{0, 0};
   std::unique_ptr<memshard::bench::NutcrackerProxy> proxy_;  // none without nutcracker
   MemcachedPtr via_proxy_;                                   // the proxy as a single server
+  std::unique_ptr<MultiFetch> proxy_fetch_;                  // through via_proxy_
 };
 
 void register_all(Setup& setup) {
@@ -965,8 +1104,12 @@ void register_all(Setup& setup) {
           Setup::check_all(contenders, kMultiRequests);
           measure(state, "get_multi", contenders, kMultiBatch, kMultiKeys);
           state.counters["servers"] = static_cast<double>(setup.servers().size());
-          state.counters["keys_per_server_min"] = static_cast<double>(setup.spread().first);
-          state.counters["keys_per_server_max"] = static_cast<double>(setup.spread().second);
+          state.counters["keys_per_server_min"] = static_cast<double>(setup.ketama_spread().first);
+          state.counters["keys_per_server_max"] = static_cast<double>(setup.ketama_spread().second);
+          state.counters["modulo_keys_per_server_min"] =
+              static_cast<double>(setup.modulo_spread().first);
+          state.counters["modulo_keys_per_server_max"] =
+              static_cast<double>(setup.modulo_spread().second);
         } catch (const std::exception& error) {
           state.SkipWithError(error.what());
         }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstddef>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <set>
@@ -245,6 +246,22 @@ TEST(GoldenTables, OneMisplacedKeyIsCaught) {
     const std::vector<Mismatch> mismatches = compare(*multi, keys);
     ASSERT_EQ(mismatches.size(), 1U) << file;
     EXPECT_EQ(mismatches.front().key, victim) << file;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The README's compatibility table names every profile, so that a user can
+// find their client's.
+TEST(GoldenTables, TheReadmeTableNamesEveryProfile) {
+  std::ifstream in(kGoldenDir / ".." / ".." / "README.md");
+  ASSERT_TRUE(in) << "README.md not found";
+  std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const memshard::ProfileInfo& profile : memshard::kProfiles) {
+    EXPECT_NE(readme.find("| `" + std::string(profile.name) + "` |"), std::string::npos)
+        << profile.name << " has no row in the README's profile table";
   }
 }
 
