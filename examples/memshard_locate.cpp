@@ -86,6 +86,7 @@ struct SideArgs {
   std::optional<std::string> hash;
   std::optional<std::size_t> points;
   std::optional<bool> weighted;
+  std::optional<std::string> hash_tag;
   std::vector<std::string> server_specs;
 };
 
@@ -100,18 +101,19 @@ struct CommandLine {
 };
 
 /// kSideOptions: the options that describe a placement, without "--" or "--to-".
-constexpr std::array<std::string_view, 5> kSideOptions = {"profile", "hash", "points", "weighted",
-                                                          "server"};
+constexpr std::array<std::string_view, 6> kSideOptions = {"profile",  "hash",     "points",
+                                                          "weighted", "hash-tag", "server"};
 
 /// print_usage: the --help text.
 void print_usage(std::ostream& out) {
   out << "Usage: " << kProgram
       << " --profile NAME [--hash H] [--points K] [--weighted true|false]\n"
-         "                       --server SPEC [--server SPEC ...]\n"
+         "                       [--hash-tag XY] --server SPEC [--server SPEC ...]\n"
       << "       " << kProgram
       << " --compare --profile NAME [...] --server SPEC [...]\n"
          "                       [--to-profile NAME] [--to-hash H] [--to-points K]\n"
-         "                       [--to-weighted true|false] [--to-server SPEC ...]\n"
+         "                       [--to-weighted true|false] [--to-hash-tag XY]\n"
+         "                       [--to-server SPEC ...]\n"
          "                       [--sample N] [--per-key] [--fail-if-moved]\n"
       << "       " << kProgram << " --list-profiles | --help | --version\n"
       << "\n"
@@ -129,6 +131,8 @@ void print_usage(std::ostream& out) {
          "  --weighted true|false\n"
          "                   spymemcached-ketama profiles only: whether the Java locator\n"
          "                   was given a weights map (default: true when any weight is not 1)\n"
+         "  --hash-tag XY    twemproxy profiles only: the pool's hash_tag (e.g. {}): only the\n"
+         "                   part of a key between X and the next Y is hashed\n"
          "  --server SPEC    host:port[:weight[:name]], once per server, in the order the\n"
          "                   clients list them; an IPv6 host goes in brackets\n"
          "                   ([fd00::1]:11211); the name is everything after the third ':'\n"
@@ -146,9 +150,10 @@ void print_usage(std::ostream& out) {
          "  keys that arrived. A key moves when its server under B is not its server\n"
          "  under A; servers are the same when host, port and name are (not the position\n"
          "  in the list, nor the weight).\n"
-         "  --to-profile NAME, --to-hash H, --to-points K, --to-weighted true|false\n"
-         "                   B's placement. B's profile defaults to A's; B's hash, points\n"
-         "                   and weighted default to A's when B's profile is A's, and to\n"
+         "  --to-profile NAME, --to-hash H, --to-points K, --to-weighted true|false,\n"
+         "  --to-hash-tag XY\n"
+         "                   B's placement. B's profile defaults to A's; B's hash, points,\n"
+         "                   weighted and hash tag default to A's when B's profile is A's, and to\n"
          "                   the defaults of B's profile otherwise (hash names are per\n"
          "                   profile)\n"
          "  --to-server SPEC B's servers, once per server; when none is given, B has A's\n"
@@ -209,7 +214,8 @@ void print_profiles(std::ostream& out) {
     out << profile.name << '\n' << "    " << profile.summary << '\n';
     print_hashes(out, profile);
     out << "    points: " << (profile.has_points ? "yes (--points K)" : "no")
-        << (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : "") << '\n';
+        << (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : "")
+        << (profile.has_hash_tag ? "; hash tag: yes (--hash-tag XY)" : "") << '\n';
   }
 }
 
@@ -263,6 +269,8 @@ void set_side_option(SideArgs& side, std::string_view name, std::string_view fla
     set_once(side.points, parse_count(flag, value), flag);
   } else if (name == "weighted") {
     set_once(side.weighted, parse_bool(flag, value), flag);
+  } else if (name == "hash-tag") {
+    set_once(side.hash_tag, std::string(value), flag);
   } else {
     side.server_specs.emplace_back(value);
   }
@@ -382,6 +390,9 @@ auto side_b(const SideArgs& a, const SideArgs& to) -> SideArgs {
     if (!b.weighted) {
       b.weighted = a.weighted;
     }
+    if (!b.hash_tag) {
+      b.hash_tag = a.hash_tag;
+    }
   }
   if (b.server_specs.empty()) {
     b.server_specs = a.server_specs;
@@ -404,7 +415,7 @@ auto make_placement(const SideArgs& side) -> Placement {
     servers.push_back(memshard::parse_server(spec));
   }
   const memshard::ProfileOptions options{side.hash.value_or(""), side.points.value_or(0),
-                                         side.weighted};
+                                         side.weighted, side.hash_tag.value_or("")};
   memshard::AnyLocator locator = memshard::make_locator(*side.profile, servers, options);
   return Placement{std::move(servers), std::move(locator)};
 }

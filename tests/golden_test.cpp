@@ -127,6 +127,8 @@ auto profile_options(const GoldenCase& c) -> memshard::ProfileOptions {
       options.points = parse_index(value, c.id);
     } else if (name == "weighted") {
       options.weighted = value == "true";
+    } else if (name == "hash_tag") {
+      options.hash_tag = value;
     } else if (name != "namespace") {
       throw std::runtime_error(c.id + ": unknown option " + name);
     }
@@ -187,6 +189,10 @@ TEST_P(GoldenTable, EveryKeyLandsWhereTheRealClientPutsIt) {
   ASSERT_GT(keys.size(), 900U);
   const std::vector<GoldenCase> cases = read_golden(kGoldenDir / GetParam());
   ASSERT_FALSE(cases.empty()) << GetParam() << " holds no case";
+  std::set<std::string> ids;
+  for (const GoldenCase& c : cases) {
+    EXPECT_TRUE(ids.insert(c.id).second) << GetParam() << ": case id " << c.id << " twice";
+  }
   std::size_t checked = 0;
   for (const GoldenCase& c : cases) {
     SCOPED_TRACE(GetParam() + ":" + std::to_string(c.line) + " case " + c.id + " (" + c.client +

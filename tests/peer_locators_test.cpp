@@ -497,3 +497,47 @@ TEST(RendezvousLocatorTest, TranscodedKeysOfEveryLengthScoreAsDefined) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(HashTagTest, OnlyTheTaggedPartIsHashed) {
+  const memshard::HashTag braces = memshard::HashTag::parse("{}");
+  EXPECT_EQ(braces.apply("user:{42}:name"), "42");
+  EXPECT_EQ(braces.apply("{a}{b}"), "a");
+  EXPECT_EQ(braces.apply("}x{y}"), "y");  // the first open, then the first close after it
+  EXPECT_EQ(braces.apply("user:{}:name"), "user:{}:name");  // empty tag: the whole key
+  EXPECT_EQ(braces.apply("user:{42"), "user:{42");          // no close
+  EXPECT_EQ(braces.apply("plain"), "plain");
+  const memshard::HashTag colons = memshard::HashTag::parse("::");
+  EXPECT_EQ(colons.apply("a:b:c"), "b");
+  EXPECT_THROW(static_cast<void>(memshard::HashTag::parse("{")), ConfigError);
+  EXPECT_THROW(static_cast<void>(memshard::HashTag::parse("{}}")), ConfigError);
+}
+
+TEST(HashTagTest, TaggedKeysShareAServerAndProfilesTakeTheOption) {
+  std::mt19937 rng(14);
+  const auto servers = random_fleet(rng, 10);
+  memshard::ProfileOptions options;
+  options.hash_tag = "{}";
+  const auto tagged = memshard::make_locator("twemproxy-ketama", servers, options);
+  const auto plain = memshard::profiles::twemproxy_ketama(servers);
+  std::set<std::size_t> servers_of_42;
+  for (const std::string& key : random_keys(rng, 500)) {
+    if (key.find('{') != std::string::npos) {
+      continue;  // the tag below must be the key's first
+    }
+    servers_of_42.insert(tagged.locate(key + "{42}" + key));
+    ASSERT_EQ(tagged.locate(key), plain.locate(key)) << key;
+  }
+  EXPECT_EQ(servers_of_42.size(), 1U);
+  EXPECT_EQ(*servers_of_42.begin(), plain.locate("42"));
+  EXPECT_NE(tagged.description().find("hash_tag={}"), std::string_view::npos);
+  // Only twemproxy pools have hash tags.
+  EXPECT_THROW(static_cast<void>(memshard::make_locator("libmemcached-ketama", servers, options)),
+               ConfigError);
+  options.hash_tag = "{";
+  EXPECT_THROW(static_cast<void>(memshard::make_locator("twemproxy-modula", servers, options)),
+               ConfigError);
+}
+
+}  // namespace

@@ -8,6 +8,7 @@
 #include "memshard/client_options.hpp"
 #include "memshard/continuum_locators.hpp"
 #include "memshard/errors.hpp"
+#include "memshard/hash_tag.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/ketama_locator.hpp"
 #include "memshard/key.hpp"

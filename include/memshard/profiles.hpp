@@ -43,6 +43,7 @@
 #include "memshard/continuum_locators.hpp"
 #include "memshard/crc32.hpp"
 #include "memshard/detail/throw.hpp"
+#include "memshard/hash_tag.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/java_string.hpp"
 #include "memshard/ketama_locator.hpp"
@@ -249,8 +250,8 @@ inline constexpr std::size_t kTwemproxyMaxPointString = 85;
 }
 
 /// twemproxy_ketama: a twemproxy pool with `distribution: ketama` and
-/// `hash: <Hash>` (default md5). A pool with `hash_tag` hashes only the tagged
-/// part of each key: pass that part as the key. A server's name (`host:port:weight name` in
+/// `hash: <Hash>` (default md5). For a pool with `hash_tag`, wrap the locator
+/// in a HashTagLocator (make_locator's hash_tag option does). A server's name (`host:port:weight name` in
 /// nutcracker.yml) replaces its address in the point strings.
 template <Hasher Hash = Md5>
 [[nodiscard]] auto twemproxy_ketama(std::span<const Server> servers) -> KetamaLocator<Hash> {
@@ -524,6 +525,9 @@ struct ProfileOptions {
   /// For the spymemcached ketama profiles: whether the Java locator was given a
   /// weights map. Unset: true when any weight is not 1.
   std::optional<bool> weighted = std::nullopt;
+  /// For the twemproxy profiles: the pool's `hash_tag` (two characters, e.g.
+  /// "{}"); empty for none. Only the tagged part of a key is hashed.
+  std::string hash_tag = {};
 };
 
 /// ProfileInfo: one entry of the profile table.
@@ -534,6 +538,7 @@ struct ProfileInfo {
   std::string_view hashes;
   bool has_points;    ///< whether the profile takes a points option
   bool has_weighted;  ///< whether the profile takes a weighted option
+  bool has_hash_tag;  ///< whether the profile takes a hash_tag option
   std::string_view summary;
   /// Builds the locator; `hash` is never empty when `hashes` is not.
   AnyLocator (*build)(std::span<const Server> servers, std::string_view hash,
@@ -721,69 +726,69 @@ inline constexpr std::string_view kTwemproxyHashes =
 /// kProfiles: every profile make_locator knows.
 inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
     {"libmemcached-modula", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false, false,
-     "libmemcached MODULA: hash % N, weights ignored",
+     false, "libmemcached MODULA: hash % N, weights ignored",
      &profiles::detail::build_libmemcached_modula},
     {"libmemcached-ketama", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true, false,
-     "libmemcached 1.1 CONSISTENT/KETAMA: 100 points host-i per server, key hash for points",
+     false, "libmemcached 1.1 CONSISTENT/KETAMA: 100 points host-i per server, key hash for points",
      &profiles::detail::build_libmemcached_ketama},
     {"libmemcached-ketama-weighted", "md5", profiles::detail::kLibmemcachedHashes, true, false,
-     "libmemcached KETAMA_WEIGHTED = libketama: 160 md5 x4 points, weighted",
+     false, "libmemcached KETAMA_WEIGHTED = libketama: 160 md5 x4 points, weighted",
      &profiles::detail::build_libmemcached_ketama_weighted},
     {"libmemcached-ketama-spy", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true, false,
-     "libmemcached CONSISTENT_KETAMA_SPY: 100 points /host:port-i per server",
+     false, "libmemcached CONSISTENT_KETAMA_SPY: 100 points /host:port-i per server",
      &profiles::detail::build_libmemcached_ketama_spy},
-    {"php-memcached", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false, false,
+    {"php-memcached", "one_at_a_time", profiles::detail::kLibmemcachedHashes, false, false, false,
      "PHP new Memcached(), default options (= libmemcached-modula)",
      &profiles::detail::build_libmemcached_modula},
-    {"php-memcached-libketama", "md5", profiles::detail::kLibmemcachedHashes, true, false,
+    {"php-memcached-libketama", "md5", profiles::detail::kLibmemcachedHashes, true, false, false,
      "PHP Memcached::OPT_LIBKETAMA_COMPATIBLE (= libmemcached-ketama-weighted)",
      &profiles::detail::build_libmemcached_ketama_weighted},
     {"php-memcached-consistent", "one_at_a_time", profiles::detail::kLibmemcachedHashes, true,
-     false, "PHP OPT_DISTRIBUTION => DISTRIBUTION_CONSISTENT (= libmemcached-ketama)",
+     false, false, "PHP OPT_DISTRIBUTION => DISTRIBUTION_CONSISTENT (= libmemcached-ketama)",
      &profiles::detail::build_libmemcached_ketama},
-    {"twemproxy-ketama", "md5", profiles::detail::kTwemproxyHashes, false, false,
+    {"twemproxy-ketama", "md5", profiles::detail::kTwemproxyHashes, false, false, true,
      "twemproxy distribution: ketama (hash: as in nutcracker.yml, default md5)",
      &profiles::detail::build_twemproxy_ketama},
-    {"twemproxy-modula", "md5", profiles::detail::kTwemproxyHashes, false, false,
+    {"twemproxy-modula", "md5", profiles::detail::kTwemproxyHashes, false, false, true,
      "twemproxy distribution: modula (hash: as in nutcracker.yml, default md5)",
      &profiles::detail::build_twemproxy_modula},
-    {"spymemcached-ketama", "", "", false, true,
+    {"spymemcached-ketama", "", "", false, true, false,
      "spymemcached KetamaConnectionFactory, SPYMEMCACHED node keys (host:port-r)",
      &profiles::detail::build_spymemcached_ketama},
-    {"spymemcached-ketama-libmemcached", "", "", false, true,
+    {"spymemcached-ketama-libmemcached", "", "", false, true, false,
      "spymemcached ketama with KetamaNodeKeyFormatter.Format.LIBMEMCACHED node keys",
      &profiles::detail::build_spymemcached_ketama_libmemcached},
-    {"spymemcached-arraymod", "java_string", "java_string, crc", false, false,
+    {"spymemcached-arraymod", "java_string", "java_string, crc", false, false, false,
      "spymemcached ArrayModNodeLocator: hash % N (NATIVE_HASH or CRC_HASH)",
      &profiles::detail::build_spymemcached_arraymod},
-    {"cache-memcached", "", "", false, false,
+    {"cache-memcached", "", "", false, false, false,
      "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
      &profiles::detail::build_cache_memcached},
-    {"cache-memcached-fast", "", "", true, false,
+    {"cache-memcached-fast", "", "", true, false, false,
      "Perl Cache::Memcached::Fast: default dispatch, or ketama_points with points=K",
      &profiles::detail::build_cache_memcached_fast},
-    {"python-memcache", "", "", false, false,
+    {"python-memcache", "", "", false, false, false,
      "python-memcache Client: weighted bucket list, 15-bit crc (0 counts as 1)",
      &profiles::detail::build_python_memcache},
-    {"pymemcache-rendezvous", "", "", false, false,
+    {"pymemcache-rendezvous", "", "", false, false, false,
      "pymemcache HashClient: rendezvous hashing with murmur3_32 (str keys)",
      &profiles::detail::build_pymemcache_rendezvous},
-    {"pymemcache-rendezvous-bytes", "", "", false, false,
+    {"pymemcache-rendezvous-bytes", "", "", false, false, false,
      "pymemcache HashClient used with bytes keys (it hashes their repr, b'...')",
      &profiles::detail::build_pymemcache_rendezvous_bytes},
-    {"php-memcache", "crc32", "crc32, fnv", false, false,
+    {"php-memcache", "crc32", "crc32, fnv", false, false, false,
      "PHP new Memcache() (pecl memcache), hash_strategy consistent: 1024-bucket ring",
      &profiles::detail::build_php_memcache},
-    {"php-memcache-standard", "crc32", "crc32, fnv", false, false,
+    {"php-memcache-standard", "crc32", "crc32, fnv", false, false, false,
      "pecl memcache hash_strategy standard: weighted bucket list",
      &profiles::detail::build_php_memcache_standard},
-    {"dalli", "", "", false, false, "Ruby Dalli 3: SHA-1 ring, key to the last point at or below",
-     &profiles::detail::build_dalli},
-    {"gomemcache", "", "", false, false, "Go gomemcache: full CRC-32 % N",
+    {"dalli", "", "", false, false, false,
+     "Ruby Dalli 3: SHA-1 ring, key to the last point at or below", &profiles::detail::build_dalli},
+    {"gomemcache", "", "", false, false, false, "Go gomemcache: full CRC-32 % N",
      &profiles::detail::build_gomemcache},
-    {"modulo-crc32", "crc32", profiles::detail::kLibmemcachedHashes, false, false,
+    {"modulo-crc32", "crc32", profiles::detail::kLibmemcachedHashes, false, false, false,
      "full CRC-32 % N (the PHP articles)", &profiles::detail::build_modulo_crc32},
-    {"ring-crc32", "crc32", profiles::detail::kLibmemcachedHashes, true, false,
+    {"ring-crc32", "crc32", profiles::detail::kLibmemcachedHashes, true, false, false,
      "64 points name-i per server, full CRC-32 for points and keys",
      &profiles::detail::build_ring_crc32},
 }};
@@ -822,6 +827,9 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
   if (!options.hash.empty() && profile->hashes.empty()) {
     memshard::detail::throw_config_error("profile takes no hash option", name);
   }
+  if (!options.hash_tag.empty() && !profile->has_hash_tag) {
+    memshard::detail::throw_config_error("only the twemproxy profiles take hash_tag", name);
+  }
   if (options.weighted.has_value() && !profile->has_weighted) {
     memshard::detail::throw_config_error("only the spymemcached ketama profiles take weighted",
                                          name);
@@ -836,6 +844,12 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {{
   }
   if (options.weighted.has_value()) {
     description.append(*options.weighted ? " weighted=true" : " weighted=false");
+  }
+  if (!options.hash_tag.empty()) {
+    const HashTag tag = HashTag::parse(options.hash_tag);
+    description.append(" hash_tag=").append(options.hash_tag);
+    const AnyLocator inner = profile->build(servers, hash, options, description);
+    return AnyLocator(HashTagLocator<AnyLocator>(inner, tag), std::move(description));
   }
   return profile->build(servers, hash, options, std::move(description));
 }

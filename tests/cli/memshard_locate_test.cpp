@@ -629,6 +629,31 @@ TEST(LocateWeightedTest, WeightedIsTheLibrarysOption) {
   }
 }
 
+TEST(LocateHashTagTest, HashTagIsTheLibrarysOption) {
+  std::vector<std::string> keys = random_keys(500, 17);
+  for (std::size_t i = 0; i < keys.size(); i += 3) {
+    keys[i] = "user:{" + std::to_string(i % 7) + "}:" + keys[i];
+  }
+  const std::vector<memshard::Server> fleet = {server("10.3.0.1", 11211), server("10.3.0.2", 11211),
+                                               server("10.3.0.3", 22122)};
+  for (const std::string profile : {"twemproxy-ketama", "twemproxy-modula"}) {
+    const RunResult result =
+        run_locate({"--profile", profile, "--hash-tag", "{}", "--server", "10.3.0.1:11211",
+                    "--server", "10.3.0.2:11211", "--server", "10.3.0.3:22122"},
+                   join_lines(keys));
+    ASSERT_EQ(result.status, 0) << result;
+    memshard::ProfileOptions options;
+    options.hash_tag = "{}";
+    const memshard::AnyLocator locator = memshard::make_locator(profile, fleet, options);
+    std::string expected;
+    for (const std::string& key : keys) {
+      const std::size_t index = locator.locate(key);
+      expected += key + "\t" + std::to_string(index) + "\t" + fleet[index].endpoint() + "\n";
+    }
+    EXPECT_TRUE(same_lines(result.out, expected)) << profile;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // --compare: the report is checked against the same comparison made in process
 // with make_locator.
@@ -1271,6 +1296,12 @@ auto error_cases() -> std::vector<ErrorCase> {
       {"UnweightedSpyWithWeights",
        {"--profile", "spymemcached-ketama", "--weighted", "false", "--server", "a:11211:2"},
        {"weighted=true", "a:11211"}},
+      {"HashTagOnDalli",
+       {"--profile", "dalli", "--hash-tag", "{}", "--server", "a:11211"},
+       {"only the twemproxy profiles take hash_tag", "dalli"}},
+      {"HashTagOfThreeCharacters",
+       {"--profile", "twemproxy-ketama", "--hash-tag", "{}}", "--server", "a:11211"},
+       {"a hash tag is two characters", "{}}"}},
       // --compare
       {"CompareToProfileUnknown",
        {"--compare", "--profile", ketama, "--server", "a:11211", "--to-profile", "ketama2"},
@@ -1429,7 +1460,8 @@ TEST(LocateInfoTest, ListProfilesNamesEveryProfile) {
     }
     EXPECT_EQ(lines[4 * i + 3],
               std::string(profile.has_points ? "    points: yes (--points K)" : "    points: no") +
-                  (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : ""));
+                  (profile.has_weighted ? "; weighted: yes (--weighted true|false)" : "") +
+                  (profile.has_hash_tag ? "; hash tag: yes (--hash-tag XY)" : ""));
   }
 }
 

@@ -5,10 +5,11 @@
 For every case it starts one memcached per server on loopback, starts Debian's
 nutcracker in front of them with the case's yml (distribution, hash, servers),
 sets every key of keys.txt through the proxy, then asks every memcached
-directly which keys it holds. A key found on no server or on more than one,
-a set the proxy does not answer with STORED, or an item count that does not
-add up stops the run with an error: the table is only written when every key
-was stored on exactly one server.
+directly which keys it holds. The hash_tag cases do the same with the
+pool's hash_tag set ("{}", ":e", "::"). A key found on no server or on more
+than one, a set the proxy does not answer with STORED, or an item count that
+does not add up stops the run with an error: the table is only written when
+every key was stored on exactly one server.
 
 Run as root on Debian 12 (installs nutcracker and memcached when missing):
 
@@ -37,6 +38,12 @@ NAMES = ["server10", "server2", "cache-a", "b", "cache-bb", "mc3", "server1",
          "s12", "cache-dd", "server100", "alpha", "beta-2", "q", "server25", "m-16",
          "cache-e", "node-17", "server3", "gamma-gamma-19"]
 BATCH = 64
+# hash_tag cases: the tag as written in the yml, and the word for it in case ids.
+# "{}" is the usual tag (few keys of keys.txt hold braces, many of those
+# without a closing one); ":e" is carried by many keys; "::" has two equal
+# characters, which nutcracker accepts.
+TAGS = [("{}", "braces"), (":e", "colon-e"), ("::", "colons")]
+TAG_HASHES = ["md5", "fnv1a_64"]
 
 
 def fail(message):
@@ -284,7 +291,49 @@ def case_list():
     return cases
 
 
-def run_case(procs, tmp, dist, hash_name, servers, keys):
+def tag_case_list():
+    """(dist, hash, n, kind, tag) of the hash_tag cases.
+
+    "{}" and ":e" each take half of distribution x hash x N x server kind, the
+    halves complementary (between them every combination is there once, and
+    each tag meets both distributions, both hashes, both N and both kinds);
+    "::" takes four of them.
+    """
+    cases = []
+    for tag_index, (tag, _) in enumerate(TAGS):
+        for d, dist in enumerate(("ketama", "modula")):
+            for h, hash_name in enumerate(TAG_HASHES):
+                for i, n in enumerate((3, 10)):
+                    if tag_index < 2:
+                        kind = ("ip11211-shuffled", "named-w")[(d + h + i + tag_index) % 2]
+                    elif (d + h + i) % 2 == 0:
+                        kind = ("ip11211-shuffled", "named-w")[i]
+                    else:
+                        continue
+                    cases.append((dist, hash_name, n, kind, tag))
+    return cases
+
+
+def tag_counts(tag, keys):
+    """How keys.txt's keys meet the tag: (carry it, X without Y after it,
+    XY adjacent at the first X). Only for the comments of the table."""
+    x, y = tag.encode()[0:1], tag.encode()[1:2]
+    carry = no_close = empty = 0
+    for key in keys:
+        start = key.find(x)
+        if start < 0:
+            continue
+        end = key.find(y, start + 1)
+        if end < 0:
+            no_close += 1
+        elif end == start + 1:
+            empty += 1
+        else:
+            carry += 1
+    return carry, no_close, empty
+
+
+def run_case(procs, tmp, dist, hash_name, servers, keys, hash_tag=None):
     started = []
     for s in servers:
         log = os.path.join(tmp, "memcached-%s-%d.log" % (s.host, s.port))
@@ -301,11 +350,13 @@ def run_case(procs, tmp, dist, hash_name, servers, keys):
                 "  listen: 127.0.0.1:%d\n"
                 "  hash: %s\n"
                 "  distribution: %s\n"
+                "%s"
                 "  timeout: 10000\n"
                 "  auto_eject_hosts: false\n"
                 "  server_retry_timeout: 2000\n"
                 "  server_failure_limit: 1000\n"
-                "  servers:\n" % (listen, hash_name, dist))
+                "  servers:\n" % (listen, hash_name, dist,
+                                  '  hash_tag: "%s"\n' % hash_tag if hash_tag else ""))
         for s in servers:
             f.write("   - %s\n" % s.yml())
     test = subprocess.run(["nutcracker", "-t", "-c", conf], capture_output=True, text=True)
@@ -372,21 +423,45 @@ def main():
         "# including the %d keys with bytes >= 0x80." % wide,
         "# Server index = position in the yml list as written (twemproxy itself sorts",
         "# servers by name length, then name bytes).",
+        "# hash_tag cases (option hash_tag=XY, the pool's hash_tag: \"XY\"): nutcracker",
+        "# hashes only the bytes between the first X of the key and the first Y after",
+        "# it when at least one byte lies between them, else the whole key (no X; X but",
+        "# no Y after it; Y right after the first X, even when a later X..Y follows).",
+        "# Two equal characters are accepted (\"::\": between the first two colons).",
         "",
     ]
     rng = random.Random(20261130)
+    # The hash_tag cases draw from their own generator, so that adding them
+    # left every earlier case as it was.
+    tag_rng = random.Random(20261201)
+    tag_words = dict(TAGS)
     count = 0
+    seen = set()
     try:
-        for dist, hash_name, n, kind in case_list():
-            servers = build_servers(kind, n, rng)
-            owner = run_case(procs, tmp, dist, hash_name, servers, keys)
-            cid = "%s-%s-n%d-%s" % (dist, hash_name, n, kind)
+        cases = [c + (None,) for c in case_list()] + tag_case_list()
+        for dist, hash_name, n, kind, tag in cases:
+            servers = build_servers(kind, n, rng if tag is None else tag_rng)
+            owner = run_case(procs, tmp, dist, hash_name, servers, keys, hash_tag=tag)
+            cid = "%s-%s-n%d-%s" % (dist, hash_name, n, kind) + (
+                "-tag-" + tag_words[tag] if tag is not None else "")
+            while cid in seen:  # the hash grid and the N sweep meet at some cases
+                cid += "-2"
+            seen.add(cid)
+            settings = "hash: %s" % hash_name
+            if tag is not None:
+                carry, no_close, empty = tag_counts(tag, keys)
+                settings += (', hash_tag: "%s" (%d of the %d keys carry the tag; %d have %s '
+                             "but no %s after it, %d have %s at their first %s)"
+                             % (tag, carry, len(keys), no_close, tag[0], tag[1], empty, tag,
+                                tag[0]))
             lines.append("case " + cid)
-            lines.append("client nutcracker %s (twemproxy 0.5.0): distribution: %s, hash: %s, "
+            lines.append("client nutcracker %s (twemproxy 0.5.0): distribution: %s, %s, "
                          "auto_eject_hosts: false; yml servers: %s"
-                         % (nc_version, dist, hash_name, ", ".join(s.yml() for s in servers)))
+                         % (nc_version, dist, settings, ", ".join(s.yml() for s in servers)))
             lines.append("profile twemproxy-" + dist)
             lines.append("option hash=" + hash_name)
+            if tag is not None:
+                lines.append("option hash_tag=" + tag)
             lines.extend("server " + s.spec() for s in servers)
             lines.append("place " + " ".join(str(o) for o in owner))
             lines.append("end")
