@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "placements.hpp"
 #include "memshard/memshard.hpp"
 
 namespace {
@@ -45,22 +46,11 @@ using memshard::KetamaLocator;
 using memshard::KetamaOptions;
 using memshard::Md5;
 using memshard::Server;
-using memshard::bench::KeySet;
+using memshard::bench::million_key_hashes;
+using memshard::bench::points_per_server;
 
-constexpr std::size_t kBalanceKeys = 1'000'000;
 // Runs with at most this many servers write their per-server counts.
 constexpr std::size_t kMaxLoadsOut = 1000;
-
-auto balance_keys() -> const KeySet& {
-  static const KeySet keys(kBalanceKeys);
-  return keys;
-}
-
-template <class Hash>
-auto key_hashes() -> const std::vector<std::uint32_t>& {
-  static const std::vector<std::uint32_t> hashes = memshard::bench::hash_all<Hash>(balance_keys());
-  return hashes;
-}
 
 // ring_shares: the fraction of the 2^32 ring each server owns. A point owns
 // the arc from the previous point (exclusive) up to itself; the first point
@@ -151,7 +141,7 @@ void BM_BalanceKetamaMd5(benchmark::State& state) {
   options.count = memshard::PointCount::kFixed;
   options.points_per_server = static_cast<std::size_t>(state.range(1));
   const KetamaLocator<Md5> ring(servers, options);
-  const auto counts = place_and_report(state, ring, key_hashes<Md5>());
+  const auto counts = place_and_report(state, ring, million_key_hashes<Md5>());
   report_ring(state, ring);
   state.counters["points_per_server"] = static_cast<double>(options.points_per_server);
   state.SetLabel("ketama-md5 fixed points");
@@ -162,7 +152,7 @@ void BM_BalanceKetamaMd5(benchmark::State& state) {
 void BM_BalanceKetamaMd5Weighted(benchmark::State& state) {
   const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
   const auto ring = memshard::profiles::libmemcached_ketama_weighted(servers);
-  const auto counts = place_and_report(state, ring, key_hashes<Md5>());
+  const auto counts = place_and_report(state, ring, million_key_hashes<Md5>());
   report_ring(state, ring);
   const std::size_t points = decltype(ring)::point_count(servers, 0, ring.options());
   state.counters["points_per_server"] = static_cast<double>(points);
@@ -173,7 +163,7 @@ void BM_BalanceKetamaMd5Weighted(benchmark::State& state) {
 void BM_BalanceModuloCrc32(benchmark::State& state) {
   const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
   const auto modulo = memshard::profiles::modulo_crc32(servers);
-  const auto counts = place_and_report(state, modulo, key_hashes<memshard::Crc32>());
+  const auto counts = place_and_report(state, modulo, million_key_hashes<memshard::Crc32>());
   // Exact shares of hash % N over all 2^32 hashes: (2^32 mod N) servers own
   // one hash value more than the others.
   const std::uint64_t n = servers.size();

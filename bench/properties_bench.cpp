@@ -58,56 +58,20 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "placements.hpp"
 #include "memshard/memshard.hpp"
 
 namespace {
 
 using memshard::Server;
-using memshard::bench::KeySet;
+using memshard::bench::KetamaMd5Fixed160;
+using memshard::bench::KetamaMd5Weighted;
+using memshard::bench::ModuloCrc32;
+using memshard::bench::million_key_hashes;
+using memshard::bench::points_per_server;
 
-constexpr std::size_t kPropertyKeys = 1'000'000;
 constexpr std::uint64_t kViewSeed = 0x7669657773ULL;
 
-auto property_keys() -> const KeySet& {
-  static const KeySet keys(kPropertyKeys);
-  return keys;
-}
-
-template <class Hash>
-auto key_hashes() -> const std::vector<std::uint32_t>& {
-  static const std::vector<std::uint32_t> hashes = memshard::bench::hash_all<Hash>(property_keys());
-  return hashes;
-}
-
-struct ModuloCrc32 {
-  static constexpr const char* kName = "modulo-crc32";
-  static constexpr bool kRing = false;
-  static auto make(std::span<const Server> servers) {
-    return memshard::profiles::modulo_crc32(servers);
-  }
-};
-struct KetamaMd5Fixed160 {
-  static constexpr const char* kName = "ketama-md5 160 points";
-  static constexpr bool kRing = true;
-  static auto make(std::span<const Server> servers) {
-    memshard::KetamaOptions options;  // libketama's ring: "host-i", md5 x4 points
-    options.points_per_server = 160;
-    options.count = memshard::PointCount::kFixed;
-    return memshard::KetamaLocator<memshard::Md5>(servers, options);
-  }
-};
-struct KetamaMd5Weighted {
-  static constexpr const char* kName = "ketama-md5-weighted";
-  static constexpr bool kRing = true;
-  static auto make(std::span<const Server> servers) {
-    return memshard::profiles::libmemcached_ketama_weighted(servers);
-  }
-};
-
-template <class Locator>
-auto points_per_server(const Locator& locator) -> double {
-  return static_cast<double>(locator.points().size()) / static_cast<double>(locator.size());
-}
 
 template <class Placement>
 void BM_Monotonicity(benchmark::State& state) {
@@ -118,7 +82,7 @@ void BM_Monotonicity(benchmark::State& state) {
   const auto before = Placement::make(servers.first(n));
   const auto after = Placement::make(servers);
   using Hash = typename decltype(before)::hasher;
-  const std::vector<std::uint32_t>& hashes = key_hashes<Hash>();
+  const std::vector<std::uint32_t>& hashes = million_key_hashes<Hash>();
   std::vector<std::uint64_t> counts(n, 0);
   std::size_t to_new = 0;
   std::size_t violations = 0;
@@ -170,7 +134,7 @@ void views_run(benchmark::State& state, std::size_t total,
   const std::vector<Server> all = memshard::bench::make_servers(total);
   const std::size_t v_count = views.size();
   using Hash = typename decltype(Placement::make(std::span<const Server>(all)))::hasher;
-  const std::vector<std::uint32_t>& hashes = key_hashes<Hash>();
+  const std::vector<std::uint32_t>& hashes = million_key_hashes<Hash>();
   const std::size_t k_count = hashes.size();
   // placed[k * V + v]: the server (index into all) of key k in view v.
   std::vector<std::uint32_t> placed(k_count * v_count);

@@ -21,52 +21,19 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "placements.hpp"
 #include "memshard/memshard.hpp"
 
 namespace {
 
 using memshard::Server;
-using memshard::bench::KeySet;
+using memshard::bench::KetamaMd5Weighted;
+using memshard::bench::ModuloCrc32;
+using memshard::bench::RingCrc32;
+using memshard::bench::million_key_hashes;
+using memshard::bench::points_per_server;
 
-constexpr std::size_t kResizeKeys = 1'000'000;
 
-auto resize_keys() -> const KeySet& {
-  static const KeySet keys(kResizeKeys);
-  return keys;
-}
-
-template <class Hash>
-auto key_hashes() -> const std::vector<std::uint32_t>& {
-  static const std::vector<std::uint32_t> hashes = memshard::bench::hash_all<Hash>(resize_keys());
-  return hashes;
-}
-
-struct ModuloCrc32 {
-  static constexpr const char* kName = "modulo-crc32";
-  static constexpr bool kRing = false;
-  static auto make(std::span<const Server> servers) {
-    return memshard::profiles::modulo_crc32(servers);
-  }
-};
-struct RingCrc32 {
-  static constexpr const char* kName = "ring-crc32";
-  static constexpr bool kRing = true;
-  static auto make(std::span<const Server> servers) {
-    return memshard::profiles::ring_crc32(servers);
-  }
-};
-struct KetamaMd5Weighted {
-  static constexpr const char* kName = "ketama-md5-weighted";
-  static constexpr bool kRing = true;
-  static auto make(std::span<const Server> servers) {
-    return memshard::profiles::libmemcached_ketama_weighted(servers);
-  }
-};
-
-template <class Locator>
-auto points_per_server(const Locator& locator) -> double {
-  return static_cast<double>(locator.points().size()) / static_cast<double>(locator.size());
-}
 
 // Places every key with `before` and `after`; servers below `kept` are the
 // same server in both lists.
@@ -77,7 +44,7 @@ void resize(benchmark::State& state, std::size_t before_size, std::size_t after_
   const auto before = Placement::make(servers.first(before_size));
   const auto after = Placement::make(servers.first(after_size));
   using Hash = typename decltype(before)::hasher;
-  const std::vector<std::uint32_t>& hashes = key_hashes<Hash>();
+  const std::vector<std::uint32_t>& hashes = million_key_hashes<Hash>();
   const std::size_t kept = std::min(before_size, after_size);
   std::size_t moved = 0;
   std::size_t needless = 0;
