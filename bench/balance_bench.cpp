@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "placements.hpp"
 #include "memshard/memshard.hpp"
+#include "placements.hpp"
 
 namespace {
 

@@ -58,20 +58,19 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "placements.hpp"
 #include "memshard/memshard.hpp"
+#include "placements.hpp"
 
 namespace {
 
 using memshard::Server;
 using memshard::bench::KetamaMd5Fixed160;
 using memshard::bench::KetamaMd5Weighted;
-using memshard::bench::ModuloCrc32;
 using memshard::bench::million_key_hashes;
+using memshard::bench::ModuloCrc32;
 using memshard::bench::points_per_server;
 
 constexpr std::uint64_t kViewSeed = 0x7669657773ULL;
-
 
 template <class Placement>
 void BM_Monotonicity(benchmark::State& state) {

@@ -21,19 +21,17 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "placements.hpp"
 #include "memshard/memshard.hpp"
+#include "placements.hpp"
 
 namespace {
 
 using memshard::Server;
 using memshard::bench::KetamaMd5Weighted;
-using memshard::bench::ModuloCrc32;
-using memshard::bench::RingCrc32;
 using memshard::bench::million_key_hashes;
+using memshard::bench::ModuloCrc32;
 using memshard::bench::points_per_server;
-
-
+using memshard::bench::RingCrc32;
 
 // Places every key with `before` and `after`; servers below `kept` are the
 // same server in both lists.
