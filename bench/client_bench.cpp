@@ -365,80 +365,59 @@ class Cursor {
   std::size_t at_ = 0;
 };
 
-template <class Client>
-auto sharded_get(std::string name, Client& client, const Data& data,
-                 std::vector<std::size_t> indexes) -> Contender {
+// keyed: a contender that makes one call `call(i)` per key index, cycling over
+// `indexes`; `call` answers whether the call succeeded.
+template <class Call>
+auto keyed(std::string name, std::vector<std::size_t> indexes, Call call) -> Contender {
   auto cursor = std::make_shared<Cursor>(std::move(indexes));
   const std::size_t keys = cursor->size();
-  return {std::move(name), keys, [&client, &data, cursor](std::size_t calls) {
+  return {std::move(name), keys, [cursor, call = std::move(call)](std::size_t calls) {
             std::size_t failed = 0;
             for (std::size_t n = 0; n < calls; ++n) {
-              const std::size_t i = cursor->next();
-              const auto hit = client.get(data.keys[i]);
-              if (!hit.ok() || !hit.value() || hit.value()->value != data.values[i]) {
-                ++failed;
-              }
+              failed += call(cursor->next()) ? 0U : 1U;
             }
             return failed;
           }};
 }
 
+template <class Client>
+auto sharded_get(std::string name, Client& client, const Data& data,
+                 std::vector<std::size_t> indexes) -> Contender {
+  return keyed(std::move(name), std::move(indexes), [&client, &data](std::size_t i) {
+    const auto hit = client.get(data.keys[i]);
+    return hit.ok() && hit.value() && hit.value()->value == data.values[i];
+  });
+}
+
 auto libmemcached_get(std::string name, memcached_st* memc, const Data& data,
                       std::vector<std::size_t> indexes) -> Contender {
-  auto cursor = std::make_shared<Cursor>(std::move(indexes));
-  const std::size_t keys = cursor->size();
-  return {std::move(name), keys, [memc, &data, cursor](std::size_t calls) {
-            std::size_t failed = 0;
-            for (std::size_t n = 0; n < calls; ++n) {
-              const std::size_t i = cursor->next();
-              const std::string& key = data.keys[i];
-              std::size_t length = 0;
-              std::uint32_t flags = 0;
-              memcached_return_t rc = MEMCACHED_SUCCESS;
-              const std::unique_ptr<char, FreeBuffer> value(
-                  memcached_get(memc, key.data(), key.size(), &length, &flags, &rc));
-              if (!value || std::string_view(value.get(), length) != data.values[i]) {
-                ++failed;
-              }
-            }
-            return failed;
-          }};
+  return keyed(std::move(name), std::move(indexes), [memc, &data](std::size_t i) {
+    const std::string& key = data.keys[i];
+    std::size_t length = 0;
+    std::uint32_t flags = 0;
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    const std::unique_ptr<char, FreeBuffer> value(
+        memcached_get(memc, key.data(), key.size(), &length, &flags, &rc));
+    return value && std::string_view(value.get(), length) == data.values[i];
+  });
 }
 
 template <class Client>
 auto sharded_set(std::string name, Client& client, const Data& data,
                  std::vector<std::size_t> indexes) -> Contender {
-  auto cursor = std::make_shared<Cursor>(std::move(indexes));
-  const std::size_t keys = cursor->size();
-  return {std::move(name), keys, [&client, &data, cursor](std::size_t calls) {
-            std::size_t failed = 0;
-            for (std::size_t n = 0; n < calls; ++n) {
-              const std::size_t i = cursor->next();
-              if (!client.set(data.keys[i], data.values[i]).ok()) {
-                ++failed;
-              }
-            }
-            return failed;
-          }};
+  return keyed(std::move(name), std::move(indexes), [&client, &data](std::size_t i) {
+    return client.set(data.keys[i], data.values[i]).ok();
+  });
 }
 
 auto libmemcached_set(std::string name, memcached_st* memc, const Data& data,
                       std::vector<std::size_t> indexes) -> Contender {
-  auto cursor = std::make_shared<Cursor>(std::move(indexes));
-  const std::size_t keys = cursor->size();
-  return {std::move(name), keys, [memc, &data, cursor](std::size_t calls) {
-            std::size_t failed = 0;
-            for (std::size_t n = 0; n < calls; ++n) {
-              const std::size_t i = cursor->next();
-              const std::string& key = data.keys[i];
-              const std::string& value = data.values[i];
-              if (!memcached_success(memcached_set(memc, key.data(), key.size(), value.data(),
-                                                   value.size(), 0, 0))) {
-                ++failed;
-              }
-            }
-            return failed;
-          }};
+  return keyed(std::move(name), std::move(indexes), [memc, &data](std::size_t i) {
+    const std::string& key = data.keys[i];
+    const std::string& value = data.values[i];
+    return memcached_success(
+        memcached_set(memc, key.data(), key.size(), value.data(), value.size(), 0, 0));
+  });
 }
 
 // Requests: kMultiRequests key lists of kMultiKeys keys each, as string_views
