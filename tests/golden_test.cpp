@@ -7,8 +7,8 @@
 #include <charconv>
 #include <cstddef>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>

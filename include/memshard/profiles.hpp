@@ -251,8 +251,8 @@ inline constexpr std::size_t kTwemproxyMaxPointString = 85;
 
 /// twemproxy_ketama: a twemproxy pool with `distribution: ketama` and
 /// `hash: <Hash>` (default md5). For a pool with `hash_tag`, wrap the locator
-/// in a HashTagLocator (make_locator's hash_tag option does). A server's name (`host:port:weight name` in
-/// nutcracker.yml) replaces its address in the point strings.
+/// in a HashTagLocator (make_locator's hash_tag option does). A server's name (`host:port:weight
+/// name` in nutcracker.yml) replaces its address in the point strings.
 template <Hasher Hash = Md5>
 [[nodiscard]] auto twemproxy_ketama(std::span<const Server> servers) -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "twemproxy-ketama");
