@@ -541,3 +541,24 @@ TEST(HashTagTest, TaggedKeysShareAServerAndProfilesTakeTheOption) {
 }
 
 }  // namespace
+
+namespace {
+
+// md5 x4 points never collide in practice, so no golden table shows a tie:
+// the tie rules measured on the real clients (twemproxy: the name first in
+// (length, bytes) order; spymemcached: the server added last; libketama: the
+// first) are pinned here on the profiles' options, and their effect by
+// KetamaLocatorTiesTest.
+TEST(ProfileTiesTest, EachRingBreaksTiesAsItsClientDoes) {
+  EXPECT_EQ(memshard::profiles::twemproxy_ketama_options().ties, memshard::TieBreak::kNameOrder);
+  EXPECT_EQ(memshard::profiles::spymemcached_ketama_options(false, false).ties,
+            memshard::TieBreak::kLastServer);
+  EXPECT_EQ(memshard::profiles::spymemcached_ketama_options(true, true).ties,
+            memshard::TieBreak::kLastServer);
+  EXPECT_EQ(memshard::profiles::libmemcached_ketama_weighted_options().ties,
+            memshard::TieBreak::kFirstServer);
+  EXPECT_EQ(memshard::profiles::cache_memcached_fast_ketama_options(150).ties,
+            memshard::TieBreak::kFirstServer);
+}
+
+}  // namespace
