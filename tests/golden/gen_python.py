@@ -25,31 +25,11 @@ import subprocess
 import sys
 import time
 
+from golden_lib import ensure_packages, package_version
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NS = [1, 2, 3, 5, 10, 25]
 INT_WEIGHTS = [1, 3, 5, 2, 4, 1, 2, 5, 3, 4, 2, 1, 4, 5, 3, 3, 1, 5, 2, 4, 5, 2, 1, 3, 4]
-
-
-# ------------------------------------------------------------------ packages
-def installed(pkg):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
-    return "install ok installed" in r.stdout
-
-
-def pkg_version(pkg):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
-
-
-def ensure_packages(*pkgs):
-    missing = [p for p in pkgs if not installed(p)]
-    if not missing:
-        return
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends"] + missing
-    if subprocess.run(cmd, env=env).returncode != 0:
-        subprocess.run(["apt-get", "update"], env=env, check=True)
-        subprocess.run(cmd, env=env, check=True)
 
 
 # ------------------------------------------------------------------ servers
@@ -241,8 +221,8 @@ def main():
         raise SystemExit("keys.txt: no keys")
     text_keys = [k.decode("utf-8") for k in raw_keys]
     versions = "python3 %s; memcached %s; python3-memcache %s; python3-pymemcache %s" % (
-        sys.version.split()[0], pkg_version("memcached"), pkg_version("python3-memcache"),
-        pkg_version("python3-pymemcache"))
+        sys.version.split()[0], package_version("memcached"), package_version("python3-memcache"),
+        package_version("python3-pymemcache"))
 
     # -------------------------------------------------------- python-memcache
     try:

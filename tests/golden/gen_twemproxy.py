@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from golden_lib import ensure_packages, package_version
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGES = ["nutcracker", "memcached"]
 HASHES = ["md5", "one_at_a_time", "crc32", "crc32a", "fnv1_32", "fnv1a_32", "fnv1_64",
@@ -51,28 +53,6 @@ def fail(message):
 
 
 # ---------------------------------------------------------------- packages
-
-def installed(package):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
-                       capture_output=True, text=True)
-    return r.returncode == 0 and r.stdout.strip() == "install ok installed"
-
-
-def ensure_packages():
-    missing = [p for p in PACKAGES if not installed(p)]
-    if not missing:
-        return
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends"] + missing
-    if subprocess.run(cmd, env=env).returncode != 0:
-        subprocess.run(["apt-get", "update"], env=env, check=True)
-        subprocess.run(cmd, env=env, check=True)
-
-
-def version(package):
-    return subprocess.run(["dpkg-query", "-W", "-f=${Version}", package],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
 
 # ---------------------------------------------------------------- processes
 
@@ -394,11 +374,11 @@ def run_case(procs, tmp, dist, hash_name, servers, keys, hash_tag=None):
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "twemproxy.golden")
-    ensure_packages()
+    ensure_packages(*PACKAGES)
     with open(os.path.join(HERE, "keys.txt"), "rb") as f:
         keys = [k for k in f.read().split(b"\n") if k]
     wide = sum(1 for k in keys if any(b >= 0x80 for b in k))
-    nc_version, mc_version = version("nutcracker"), version("memcached")
+    nc_version, mc_version = package_version("nutcracker"), package_version("memcached")
     nc_banner = subprocess.run(["nutcracker", "-V"], capture_output=True,
                                text=True).stderr.split("\n")[0].strip()
 
