@@ -753,6 +753,17 @@ def client_callgrind(results_dir):
     return counts
 
 
+def judge_against_c(targets, op, name, ref, goal):
+    """Judges contender `name`'s ratio to (c) when (c) is its like-for-like
+    reference (ketama: (c) places the same keys on the same servers), appending
+    to `targets`; returns the verdict text."""
+    if not name.startswith("ketama"):
+        return "(other placement)"
+    ok = round(ref, 3) <= goal
+    targets.append((op, name, "(c)", ref, goal, ok))
+    return verdict(ok) + " (vs c)"
+
+
 def client_section(rep, doc, counts):
     """The client tables; returns [(target, met)] and writes client_targets.csv."""
     if doc is None:
@@ -793,13 +804,7 @@ def client_section(rep, doc, counts):
                 targets.append((op, name, "(b)", r[name + "_ratio"], TARGET_CLIENT_SINGLE, ok))
             elif name + "_ratio_ref" in r:
                 ref = r[name + "_ratio_ref"]
-                if name.startswith("ketama"):
-                    # (c) places the same keys on the same servers: like for like.
-                    ok = round(ref, 3) <= TARGET_CLIENT_SINGLE
-                    verdict_text = verdict(ok) + " (vs c)"
-                    targets.append((op, name, "(c)", ref, TARGET_CLIENT_SINGLE, ok))
-                else:
-                    verdict_text = "(other placement)"
+                verdict_text = judge_against_c(targets, op, name, ref, TARGET_CLIENT_SINGLE)
             text_rows.append([f"{op}  {label}", str(int(r[name + "_keys"])), f"{us:.2f}", f"{1e6 / us:,.0f}",
                               "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
                               "" if is_base else interval(r, name + "_ratio"),
@@ -879,13 +884,8 @@ def client_section(rep, doc, counts):
                 verdict_text, ref = "", None
                 if name + "_ratio_ref" in r:
                     ref = r[name + "_ratio_ref"]
-                    if name.startswith("ketama"):
-                        # (c) places the same keys on the same servers: like for like.
-                        ok = round(ref, 3) <= TARGET_CLIENT_MULTI
-                        verdict_text = verdict(ok) + " (vs c)"
-                        targets.append(("get_multi", name, "(c)", ref, TARGET_CLIENT_MULTI, ok))
-                    else:
-                        verdict_text = "(other placement)"
+                    verdict_text = judge_against_c(targets, "get_multi", name, ref,
+                                                   TARGET_CLIENT_MULTI)
                 text_rows.append([label, f"{us:.1f}", f"{keys_per_call * 1e6 / us:,.0f}",
                                   "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
                                   "" if is_base else interval(r, name + "_ratio"),
