@@ -38,6 +38,8 @@
 //   ketama_visit              ShardedClient<KetamaLocator<Md5>>::visit_multi
 //                             on ketama's lists, each value copied into a
 //                             reused string;
+//   ketama_per_server         ketama's get_multi with MultiGetMode::kPerServer
+//                             (the servers read in turn, no extra connection);
 //   ketama_same, modulo_same  the same clients' get_multi on lists of keys
 //                             their locator puts on the baseline's server
 //                             (ketama_same on the baseline's own lists);
@@ -706,6 +708,7 @@ class Setup {
                 std::make_shared<const KetamaLocator<Md5>>(
                     memshard::profiles::libmemcached_ketama_weighted(servers_)),
                 options_),
+        ketama_per_server_(servers_, ketama_.locator(), per_server(options_)),
         modulo_(servers_,
                 std::make_shared<const ModuloLocator<Crc32>>(
                     memshard::profiles::modulo_crc32(servers_)),
@@ -743,6 +746,7 @@ class Setup {
     check_fetch("libmemcached_all", all_fetch_, multi_data_, requests_);
     check_fetch("libmemcached", single_fetch_, ketama_same_data_, ketama_same_requests_);
     check_sharded_multi("ketama", ketama_, multi_data_, requests_);
+    check_sharded_multi("ketama_per_server", ketama_per_server_, multi_data_, requests_);
     check_sharded_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_);
     check_sharded_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_);
     start_proxy();
@@ -789,6 +793,8 @@ class Setup {
     std::vector<Contender> out;
     out.push_back(sharded_get_multi("ketama", ketama_, multi_data_, requests_));
     out.push_back(sharded_visit_multi("ketama_visit", ketama_, requests_));
+    out.push_back(
+        sharded_get_multi("ketama_per_server", ketama_per_server_, multi_data_, requests_));
     out.push_back(sharded_get_multi("modulo", modulo_, multi_data_, requests_));
     out.push_back(
         sharded_get_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_));
@@ -801,7 +807,7 @@ class Setup {
       out[0].also_against = {"twemproxy"};
     }
     out.push_back(libmemcached_get_multi("libmemcached", single_fetch_, ketama_same_requests_));
-    out[0].reference = out[1].reference = out[2].reference = "libmemcached_all";
+    out[0].reference = out[1].reference = out[2].reference = out[3].reference = "libmemcached_all";
     return out;
   }
 
@@ -827,6 +833,11 @@ class Setup {
   }
 
  private:
+  static auto per_server(ClientOptions options) -> ClientOptions {
+    options.multi_get = memshard::MultiGetMode::kPerServer;
+    return options;
+  }
+
   static void require(const memshard::Status& status, std::string_view what) {
     if (!status.ok()) {
       throw std::runtime_error(std::string(what) + ": " + status.message());
@@ -1029,6 +1040,7 @@ class Setup {
   ClientOptions options_;
   std::vector<Server> servers_;
   KetamaClient ketama_;
+  KetamaClient ketama_per_server_;  // ketama_ with MultiGetMode::kPerServer
   ModuloClient modulo_;
   MemcachedPtr single_;
   MemcachedPtr multi_;

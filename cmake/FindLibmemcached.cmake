@@ -10,9 +10,11 @@ Imported targets
 ^^^^^^^^^^^^^^^^
 
 ``Libmemcached::Libmemcached``
-  libmemcached itself (``-lmemcached``).
+  libmemcached itself (``-lmemcached``), with libhashkit.
 ``Libmemcached::Hashkit``
-  libhashkit, libmemcached's hash library, when found (optional).
+  libhashkit, libmemcached's hash library (``-lhashkit``; Debian's
+  libhashkit-dev, which libmemcached-dev depends on). Its header is part of
+  libmemcached's, and memshard sets libmemcached's hash function with it.
 
 Result variables
 ^^^^^^^^^^^^^^^^
@@ -56,26 +58,27 @@ endif()
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(
   Libmemcached
-  REQUIRED_VARS Libmemcached_LIBRARY Libmemcached_INCLUDE_DIR
+  REQUIRED_VARS Libmemcached_LIBRARY Libmemcached_Hashkit_LIBRARY Libmemcached_INCLUDE_DIR
   VERSION_VAR Libmemcached_VERSION
   HANDLE_COMPONENTS)
 
 if(Libmemcached_FOUND)
   set(Libmemcached_INCLUDE_DIRS "${Libmemcached_INCLUDE_DIR}")
-  set(Libmemcached_LIBRARIES "${Libmemcached_LIBRARY}")
-  if(NOT TARGET Libmemcached::Libmemcached)
-    add_library(Libmemcached::Libmemcached UNKNOWN IMPORTED)
-    set_target_properties(
-      Libmemcached::Libmemcached
-      PROPERTIES IMPORTED_LOCATION "${Libmemcached_LIBRARY}"
-                 INTERFACE_INCLUDE_DIRECTORIES "${Libmemcached_INCLUDE_DIR}")
-  endif()
-  if(Libmemcached_Hashkit_FOUND AND NOT TARGET Libmemcached::Hashkit)
+  set(Libmemcached_LIBRARIES "${Libmemcached_LIBRARY}" "${Libmemcached_Hashkit_LIBRARY}")
+  if(NOT TARGET Libmemcached::Hashkit)
     add_library(Libmemcached::Hashkit UNKNOWN IMPORTED)
     set_target_properties(
       Libmemcached::Hashkit
       PROPERTIES IMPORTED_LOCATION "${Libmemcached_Hashkit_LIBRARY}"
                  INTERFACE_INCLUDE_DIRECTORIES "${Libmemcached_INCLUDE_DIR}")
+  endif()
+  if(NOT TARGET Libmemcached::Libmemcached)
+    add_library(Libmemcached::Libmemcached UNKNOWN IMPORTED)
+    set_target_properties(
+      Libmemcached::Libmemcached
+      PROPERTIES IMPORTED_LOCATION "${Libmemcached_LIBRARY}"
+                 INTERFACE_INCLUDE_DIRECTORIES "${Libmemcached_INCLUDE_DIR}"
+                 INTERFACE_LINK_LIBRARIES Libmemcached::Hashkit)
   endif()
 endif()
 

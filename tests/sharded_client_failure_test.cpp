@@ -3,6 +3,11 @@
 // processes: bounded blocking, ejection after the failure limit, probing after
 // the retry interval, fail-fast and failover policies, multi-get with a server
 // down, and clones hammering one locator from several threads.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,6 +32,7 @@ namespace {
 using memshard::ClientOptions;
 using memshard::Errc;
 using memshard::FailurePolicy;
+using memshard::MultiGetMode;
 using memshard::Server;
 using memshard::testing::MemcachedServer;
 using Clock = std::chrono::steady_clock;
@@ -47,6 +53,17 @@ auto options(FailurePolicy policy) -> ClientOptions {
   out.failure_limit = 2;
   out.policy = policy;
   return out;
+}
+
+constexpr MultiGetMode kMultiGetModes[] = {MultiGetMode::kPolled, MultiGetMode::kPerServer};
+
+auto mode_name(MultiGetMode mode) -> const char* {
+  return mode == MultiGetMode::kPolled ? "MultiGetMode::kPolled" : "MultiGetMode::kPerServer";
+}
+
+auto with_mode(ClientOptions options, MultiGetMode mode) -> ClientOptions {
+  options.multi_get = mode;
+  return options;
 }
 
 // Four servers of its own for each test: the tests kill and stop them.
@@ -273,35 +290,47 @@ TYPED_TEST(FailurePolicyTest, FailoverSendsOnlyTheDeadServersKeysElsewhereAndBac
 }
 
 TYPED_TEST(FailurePolicyTest, MultiGetWithAServerDownReturnsTheRestAndPerKeyErrors) {
-  memshard::ShardedClient<TypeParam> client(this->list(), options(FailurePolicy::kFailFast));
   std::vector<std::string> keys;
-  for (int i = 0; i < 200; ++i) {
-    keys.push_back("m:" + std::to_string(i));
-    ASSERT_TRUE(client.set(keys.back(), "v" + std::to_string(i)).ok());
+  {
+    memshard::ShardedClient<TypeParam> writer(this->list(), options(FailurePolicy::kFailFast));
+    for (int i = 0; i < 200; ++i) {
+      keys.push_back("m:" + std::to_string(i));
+      ASSERT_TRUE(writer.set(keys.back(), "v" + std::to_string(i)).ok());
+    }
   }
   std::vector<std::string_view> views(keys.begin(), keys.end());
   this->servers_[0].stop();
-  for (int round = 0; round < 3; ++round) {  // failing, failing, ejected
-    memshard::MultiGetResult result;
-    const auto elapsed = timed([&] { result = client.get_multi(views); });
-    EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack);
-    std::size_t failed = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (client.server_index_for(keys[i]) == 0) {
-        EXPECT_FALSE(result.statuses[i].ok()) << keys[i];
-        EXPECT_EQ(result.statuses[i].code(),
-                  round < 2 ? Errc::kConnectionFailure : Errc::kServerEjected);
-        EXPECT_FALSE(result.items[i].has_value());
-        ++failed;
-      } else {
-        ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
-        ASSERT_TRUE(result.items[i].has_value()) << keys[i];
-        EXPECT_EQ(result.items[i]->value, "v" + std::to_string(i));
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    // A new client for each mode: its own health, so it fails twice first.
+    memshard::ShardedClient<TypeParam> client(this->list(),
+                                              with_mode(options(FailurePolicy::kFailFast), mode));
+    for (int round = 0; round < 3; ++round) {  // failing, failing, ejected
+      memshard::MultiGetResult result;
+      const auto elapsed = timed([&] { result = client.get_multi(views); });
+      EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack);
+      std::size_t failed = 0;
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (client.server_index_for(keys[i]) == 0) {
+          EXPECT_FALSE(result.statuses[i].ok()) << keys[i];
+          EXPECT_EQ(result.statuses[i].code(),
+                    round < 2 ? Errc::kConnectionFailure : Errc::kServerEjected)
+              << result.statuses[i];
+          EXPECT_EQ(result.statuses[i].server(), 0U);
+          EXPECT_FALSE(result.items[i].has_value());
+          ++failed;
+        } else {
+          ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
+          ASSERT_TRUE(result.items[i].has_value()) << keys[i];
+          EXPECT_EQ(result.items[i]->value, "v" + std::to_string(i));
+        }
       }
+      EXPECT_GT(failed, 0U);
+      EXPECT_EQ(result.failures(), failed);
+      EXPECT_EQ(result.hits(), keys.size() - failed);
     }
-    EXPECT_GT(failed, 0U);
-    EXPECT_EQ(result.failures(), failed);
-    EXPECT_EQ(result.hits(), keys.size() - failed);
+    EXPECT_EQ(client.stats()[0].errors, 2U);
+    EXPECT_TRUE(client.stats()[0].ejected);
   }
 }
 
@@ -331,28 +360,173 @@ TEST_F(FailureTest, SeveralHungServersCostOneTimeoutInAMultiGet) {
   // Three hung servers must cost one I/O timeout, not three (1.5 s here).
   ClientOptions longer = options(FailurePolicy::kFailFast);
   longer.io_timeout = milliseconds(500);
-  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(), longer);
   std::vector<std::string> keys;
-  for (int i = 0; i < 200; ++i) {
-    keys.push_back("hung:" + std::to_string(i));
-    ASSERT_TRUE(client.set(keys.back(), "v").ok());
+  {
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> writer(list(), longer);
+    for (int i = 0; i < 200; ++i) {
+      keys.push_back("hung:" + std::to_string(i));
+      ASSERT_TRUE(writer.set(keys.back(), "v").ok());
+    }
   }
   const std::vector<std::string_view> views(keys.begin(), keys.end());
-  const StoppedProcess first(servers_[0].pid());
-  const StoppedProcess second(servers_[1].pid());
-  const StoppedProcess third(servers_[2].pid());
-  for (std::size_t s = 0; s < 3; ++s) {
-    ASSERT_TRUE(all_threads_stopped(servers_[s].pid()));
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(),
+                                                                           with_mode(longer, mode));
+    ASSERT_EQ(client.get_multi(views).hits(), keys.size());  // connections open
+    const StoppedProcess first(servers_[0].pid());
+    const StoppedProcess second(servers_[1].pid());
+    const StoppedProcess third(servers_[2].pid());
+    for (std::size_t s = 0; s < 3; ++s) {
+      ASSERT_TRUE(all_threads_stopped(servers_[s].pid()));
+    }
+    memshard::MultiGetResult result;
+    const auto elapsed = timed([&] { result = client.get_multi(views); });
+    EXPECT_GE(elapsed, longer.io_timeout - milliseconds(50));
+    EXPECT_LE(elapsed, longer.connect_timeout + longer.io_timeout + milliseconds(400));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (client.server_index_for(keys[i]) == 3) {
+        EXPECT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
+      } else {
+        EXPECT_EQ(result.statuses[i].code(), Errc::kTimeout)
+            << keys[i] << ": " << result.statuses[i];
+      }
+    }
   }
-  memshard::MultiGetResult result;
-  const auto elapsed = timed([&] { result = client.get_multi(views); });
-  EXPECT_GE(elapsed, longer.io_timeout - milliseconds(50));
-  EXPECT_LE(elapsed, longer.connect_timeout + longer.io_timeout + milliseconds(400));
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (client.server_index_for(keys[i]) == 3) {
-      EXPECT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
-    } else {
-      EXPECT_EQ(result.statuses[i].code(), Errc::kTimeout) << keys[i];
+}
+
+// A port that never answers. kNeverAccepts: a listening socket whose accept
+// queue is full, so the kernel drops every new SYN and a connection attempt
+// hangs until the client's connect timeout (as with a host that went away
+// without a word). kNeverReplies: connections complete (the kernel queues
+// them) but nothing is ever read or written (a host that froze).
+class DeadPort {
+ public:
+  enum class Kind : std::uint8_t { kNeverAccepts, kNeverReplies };
+
+  explicit DeadPort(Kind kind = Kind::kNeverAccepts) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    const int backlog = kind == Kind::kNeverAccepts ? 0 : 64;
+    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(listener_, backlog) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      throw std::system_error(errno, std::generic_category(), "dead port listener");
+    }
+    port_ = ntohs(address.sin_port);
+    if (kind == Kind::kNeverAccepts) {
+      // One connection fills a queue of length 0; on loopback it completes at once.
+      filler_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (filler_ < 0 || ::connect(filler_, reinterpret_cast<sockaddr*>(&address), length) != 0) {
+        throw std::system_error(errno, std::generic_category(), "dead port filler");
+      }
+    }
+  }
+  DeadPort(const DeadPort&) = delete;
+  auto operator=(const DeadPort&) -> DeadPort& = delete;
+  ~DeadPort() {
+    if (filler_ >= 0) {
+      ::close(filler_);
+    }
+    ::close(listener_);
+  }
+  [[nodiscard]] auto server() const -> Server {
+    return memshard::parse_server("127.0.0.1:" + std::to_string(port_));
+  }
+
+ private:
+  int listener_ = -1;
+  int filler_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(FailureTest, ServersThatNeverAcceptCostOneDeadlineInAMultiGet) {
+  // Four servers whose connections hang: the whole call ends by one deadline
+  // (connect + I/O timeout, 0.5 s), not after a connect timeout each (1.6 s).
+  const DeadPort holes[4];
+  std::vector<Server> list = {holes[0].server(), holes[1].server(), holes[2].server(),
+                              holes[3].server(), memshard::parse_server(servers_[0].spec())};
+  ClientOptions base = options(FailurePolicy::kFailFast);
+  base.connect_timeout = milliseconds(400);
+  base.io_timeout = milliseconds(100);
+  constexpr std::size_t kHoles = 4;
+  constexpr std::size_t kEach = 5;
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list,
+                                                                           with_mode(base, mode));
+    std::vector<std::string> keys;
+    for (std::size_t s = 0; s < list.size(); ++s) {
+      for (auto& key : keys_on(client, s, kEach)) {
+        keys.push_back(std::move(key));
+      }
+    }
+    for (std::size_t i = kHoles * kEach; i < keys.size(); ++i) {
+      ASSERT_TRUE(client.set(keys[i], "here").ok());
+    }
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    memshard::MultiGetResult result;
+    const auto elapsed = timed([&] { result = client.get_multi(views); });
+    EXPECT_GE(elapsed, base.connect_timeout - milliseconds(50)) << "it did not wait to connect";
+    EXPECT_LE(elapsed, base.connect_timeout + base.io_timeout + kSlack);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i < kHoles * kEach) {
+        EXPECT_TRUE(is_server_failure(result.statuses[i].code()))
+            << keys[i] << ": " << result.statuses[i];
+        EXPECT_EQ(result.statuses[i].server(), i / kEach);
+      } else {
+        ASSERT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
+        EXPECT_EQ(result.items[i]->value, "here");
+      }
+    }
+    // A single get waits one connect timeout.
+    const auto single = timed([&] { EXPECT_TRUE(is_server_failure(client.get(keys[0]).code())); });
+    EXPECT_LE(single, base.connect_timeout + kSlack);
+  }
+}
+
+TEST_F(FailureTest, AMultiGetOverMoreThanAHundredServers) {
+  // libmemcached polls at most 100 sockets at once: a multi-get that reaches
+  // more servers is read server by server; one that reaches fewer is polled.
+  // 100 servers that never reply come first and the live one last, where a
+  // poll of the first 100 sockets would never look.
+  std::vector<std::unique_ptr<DeadPort>> frozen;
+  std::vector<Server> list;
+  while (list.size() < 100) {
+    frozen.push_back(std::make_unique<DeadPort>(DeadPort::Kind::kNeverReplies));
+    list.push_back(frozen.back()->server());
+  }
+  list.push_back(memshard::parse_server(servers_[0].spec()));
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list, options(FailurePolicy::kFailFast));
+  std::vector<std::string> keys;
+  for (std::size_t s = 0; s < list.size(); ++s) {
+    keys.push_back(keys_on(client, s, 1)[0]);
+    if (s >= frozen.size()) {
+      ASSERT_TRUE(client.set(keys.back(), "live").ok());
+    }
+  }
+  // All 101 servers, then the live one and 59 frozen ones.
+  for (const std::size_t first : {std::size_t{0}, std::size_t{41}}) {
+    SCOPED_TRACE(first);
+    const std::vector<std::string_view> views(keys.begin() + static_cast<std::ptrdiff_t>(first),
+                                              keys.end());
+    memshard::MultiGetResult result;
+    const auto elapsed = timed([&] { result = client.get_multi(views); });
+    EXPECT_LE(elapsed, kConnectTimeout + kIoTimeout + kSlack);
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      const std::size_t server = first + i;
+      if (server >= frozen.size()) {
+        ASSERT_TRUE(result.items[i].has_value()) << server << ": " << result.statuses[i];
+        EXPECT_EQ(result.items[i]->value, "live");
+      } else {
+        EXPECT_EQ(result.statuses[i].code(), Errc::kTimeout)
+            << server << ": " << result.statuses[i];
+        EXPECT_EQ(result.statuses[i].server(), server);
+      }
     }
   }
 }

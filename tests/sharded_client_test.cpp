@@ -25,6 +25,7 @@ using memshard::ClientOptions;
 using memshard::ConfigError;
 using memshard::Errc;
 using memshard::Expiry;
+using memshard::MultiGetMode;
 using memshard::Protocol;
 using memshard::Server;
 using memshard::testing::MemcachedServer;
@@ -62,6 +63,18 @@ class Fleet {
       ASSERT_EQ(server.command("flush_all"), "OK\r\n");
     }
   }
+  // Every server's count of connections accepted since it started.
+  static auto total_connections() -> std::vector<std::uint64_t> {
+    std::vector<std::uint64_t> out;
+    for (const auto& server : *servers_) {
+      const std::string stats = server.command("stats");
+      const std::string field = "STAT total_connections ";
+      const auto at = stats.find(field);
+      EXPECT_NE(at, std::string::npos) << stats;
+      out.push_back(at == std::string::npos ? 0 : std::stoull(stats.substr(at + field.size())));
+    }
+    return out;
+  }
   // Whether server `i` holds `key`, asked directly over the text protocol.
   static auto holds(std::size_t i, std::string_view key) -> bool {
     return (*servers_)[i].command("get " + std::string(key)).starts_with("VALUE ");
@@ -70,6 +83,18 @@ class Fleet {
  private:
   static inline std::vector<MemcachedServer>* servers_ = nullptr;
 };
+
+constexpr MultiGetMode kMultiGetModes[] = {MultiGetMode::kPolled, MultiGetMode::kPerServer};
+
+auto mode_name(MultiGetMode mode) -> const char* {
+  return mode == MultiGetMode::kPolled ? "MultiGetMode::kPolled" : "MultiGetMode::kPerServer";
+}
+
+auto with_mode(MultiGetMode mode) -> ClientOptions {
+  ClientOptions options;
+  options.multi_get = mode;
+  return options;
+}
 
 template <class L, Protocol kProtocol>
 struct Config {
@@ -310,30 +335,61 @@ TYPED_TEST(ShardedClientTest, MultiGetReturnsExactlyTheStoredValues) {
   stored.push_back(0);
   stored.push_back(stored[7]);
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  const auto result = client.get_multi(views);
-  ASSERT_EQ(result.items.size(), keys.size());
-  std::vector<int> servers_hit(Fleet::kServers);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i] == "bad key") {
-      EXPECT_EQ(result.statuses[i].code(), Errc::kInvalidKey);
-      EXPECT_FALSE(result.items[i].has_value());
-      continue;
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    auto reader = this->make_client(with_mode(mode));
+    const auto result = reader.get_multi(views);
+    ASSERT_EQ(result.items.size(), keys.size());
+    std::vector<int> servers_hit(Fleet::kServers);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == "bad key") {
+        EXPECT_EQ(result.statuses[i].code(), Errc::kInvalidKey);
+        EXPECT_FALSE(result.items[i].has_value());
+        continue;
+      }
+      ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
+      ASSERT_EQ(result.items[i].has_value(), stored[i] != 0) << keys[i];
+      if (result.items[i]) {
+        const std::string number = keys[i].substr(6);
+        EXPECT_EQ(result.items[i]->value, "v" + number);
+        EXPECT_EQ(result.items[i]->flags, static_cast<std::uint32_t>(std::stoi(number)));
+        ++servers_hit[client.server_index_for(keys[i])];
+      }
     }
-    ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
-    ASSERT_EQ(result.items[i].has_value(), stored[i] != 0) << keys[i];
-    if (result.items[i]) {
-      const std::string number = keys[i].substr(6);
-      EXPECT_EQ(result.items[i]->value, "v" + number);
-      EXPECT_EQ(result.items[i]->flags, static_cast<std::uint32_t>(std::stoi(number)));
-      ++servers_hit[client.server_index_for(keys[i])];
+    for (std::size_t s = 0; s < Fleet::kServers; ++s) {
+      EXPECT_GT(servers_hit[s], 0) << s;
+    }
+    const auto counted = std::count(stored.begin(), stored.end(), 1);
+    EXPECT_EQ(result.hits(), static_cast<std::size_t>(counted));
+    EXPECT_EQ(result.failures(), 1U);
+  }
+}
+
+TYPED_TEST(ShardedClientTest, MultiGetFindsFewHitsAmongManyMisses) {
+  // Long runs of misses between a server's hits: the replies cannot be matched
+  // by walking each server's keys a few steps.
+  auto client = this->make_client();
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1000; ++i) {
+    keys.push_back("sparse:" + std::to_string(i));
+    if (i % 37 == 0) {
+      ASSERT_TRUE(client.set(keys.back(), "v" + std::to_string(i)).ok());
     }
   }
-  for (std::size_t s = 0; s < Fleet::kServers; ++s) {
-    EXPECT_GT(servers_hit[s], 0) << s;
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    auto reader = this->make_client(with_mode(mode));
+    const auto result = reader.get_multi(views);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
+      ASSERT_EQ(result.items[i].has_value(), i % 37 == 0) << keys[i];
+      if (result.items[i]) {
+        EXPECT_EQ(result.items[i]->value, "v" + std::to_string(i));
+      }
+    }
+    EXPECT_EQ(result.hits(), 28U);  // 0, 37, ..., 999
   }
-  const auto counted = std::count(stored.begin(), stored.end(), 1);
-  EXPECT_EQ(result.hits(), static_cast<std::size_t>(counted));
-  EXPECT_EQ(result.failures(), 1U);
 }
 
 TYPED_TEST(ShardedClientTest, VisitMultiHandsOutTheSameAnswersWithoutCopies) {
@@ -348,25 +404,59 @@ TYPED_TEST(ShardedClientTest, VisitMultiHandsOutTheSameAnswersWithoutCopies) {
   keys.push_back("visit:1");  // a duplicate
   keys.push_back("bad\nkey");
   const std::vector<std::string_view> views(keys.begin(), keys.end());
-  std::vector<int> hits(keys.size());
-  std::vector<Errc> failures(keys.size(), Errc::kOk);
-  client.visit_multi(
-      views,
-      [&](std::size_t index, const memshard::ItemView& item) {
-        ++hits[index];
-        EXPECT_EQ(item.value, "value " + keys[index].substr(6)) << keys[index];
-        EXPECT_EQ(item.flags, 5U);
-        EXPECT_NE(item.cas, 0U);
-      },
-      [&](std::size_t index, const memshard::Status& status) { failures[index] = status.code(); });
-  const auto owned = client.get_multi(views);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    EXPECT_EQ(hits[i], owned.items[i].has_value() ? 1 : 0) << keys[i];
-    EXPECT_EQ(failures[i], owned.statuses[i].code()) << keys[i];
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    auto reader = this->make_client(with_mode(mode));
+    std::vector<int> hits(keys.size());
+    std::vector<Errc> failures(keys.size(), Errc::kOk);
+    reader.visit_multi(
+        views,
+        [&](std::size_t index, const memshard::ItemView& item) {
+          ++hits[index];
+          EXPECT_EQ(item.value, "value " + keys[index].substr(6)) << keys[index];
+          EXPECT_EQ(item.flags, 5U);
+          EXPECT_NE(item.cas, 0U);
+        },
+        [&](std::size_t index, const memshard::Status& status) {
+          failures[index] = status.code();
+        });
+    const auto owned = reader.get_multi(views);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_EQ(hits[i], owned.items[i].has_value() ? 1 : 0) << keys[i];
+      EXPECT_EQ(failures[i], owned.statuses[i].code()) << keys[i];
+    }
+    EXPECT_EQ(hits[keys.size() - 2], 1);  // the duplicate was answered too
+    EXPECT_EQ(failures.back(), Errc::kInvalidKey);
+    EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 81);  // 80 stored + the duplicate
   }
-  EXPECT_EQ(hits[keys.size() - 2], 1);  // the duplicate was answered too
-  EXPECT_EQ(failures.back(), Errc::kInvalidKey);
-  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 81);  // 80 stored + the duplicate
+}
+
+TYPED_TEST(ShardedClientTest, MultiGetModesDifferOnlyInConnections) {
+  // kPolled opens one more connection per server, at the first multi-get, and
+  // keeps it; kPerServer reads through the servers' own connections.
+  std::vector<std::string> keys;
+  auto writer = this->make_client();
+  for (int i = 0; i < 100; ++i) {
+    keys.push_back("conn:" + std::to_string(i));
+    ASSERT_TRUE(writer.set(keys.back(), "v").ok());
+  }
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    auto client = this->make_client(with_mode(mode));
+    for (const auto& key : keys) {
+      ASSERT_TRUE(client.get(key).ok());  // every server's own connection is open
+    }
+    const auto before = Fleet::total_connections();
+    for (int round = 0; round < 20; ++round) {
+      ASSERT_EQ(client.get_multi(views).hits(), keys.size());
+    }
+    const auto after = Fleet::total_connections();
+    for (std::size_t s = 0; s < Fleet::kServers; ++s) {
+      // The stats request itself is one connection.
+      EXPECT_EQ(after[s] - before[s], mode == MultiGetMode::kPolled ? 2U : 1U) << s;
+    }
+  }
 }
 
 TYPED_TEST(ShardedClientTest, StatsCountOperationsHitsAndMisses) {

@@ -28,6 +28,18 @@ enum class FailurePolicy : std::uint8_t {
   kFailover,
 };
 
+/// MultiGetMode: how get_multi and visit_multi read a request's replies.
+enum class MultiGetMode : std::uint8_t {
+  /// One more connection per server, opened by the first multi-get, through
+  /// which every server is sent its keys and the replies are read as they
+  /// arrive, whichever server answers first. The fastest.
+  kPolled,
+  /// The servers' own connections, read one server after another: no extra
+  /// connection, but the call waits for each server in turn while later
+  /// replies are already there. For fleets near memcached's connection limit.
+  kPerServer,
+};
+
 /// ClientOptions: how a ShardedClient talks to its servers.
 struct ClientOptions {
   /// Time to establish a TCP connection.
@@ -47,6 +59,7 @@ struct ClientOptions {
   /// which includes the key and ~50 bytes of item header): a server that
   /// refuses a too-large value also drops the key's old value.
   std::size_t max_value_size = 1000 * 1000;
+  MultiGetMode multi_get = MultiGetMode::kPolled;
 };
 
 /// validate_options: throws ConfigError for a timeout or interval that is not

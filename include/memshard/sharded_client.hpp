@@ -3,7 +3,8 @@
 #define MEMSHARD_SHARDED_CLIENT_HPP_
 
 // sharded_client.hpp: ShardedClient, which sends every operation to the
-// server its Locator picks, through one libmemcached handle per server, and
+// server its Locator picks, through one libmemcached handle per server (and,
+// for multi-gets, one handle holding them all: detail/fan_handle.hpp), and
 // owns the failure policy (ejection, probing, fail-fast or failover).
 
 #include <libmemcached-1.0/memcached.h>
@@ -30,6 +31,8 @@
 #include <vector>
 
 #include "memshard/client_options.hpp"
+#include "memshard/detail/fan_handle.hpp"
+#include "memshard/detail/key_table.hpp"
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/key.hpp"
@@ -182,7 +185,8 @@ class StateRegistry {
 ///
 /// Every operation checks its key (check_key) and value size before anything
 /// reaches the wire, asks the locator for the key's server, and runs on that
-/// server's own libmemcached handle. Outcomes are values (Status, Result): a
+/// server's own libmemcached handle (multi-gets: see MultiGetMode). Outcomes
+/// are values (Status, Result): a
 /// miss is not an error, and a failure names the server and keeps libmemcached's
 /// return code. Configuration mistakes throw ConfigError at construction.
 ///
@@ -378,7 +382,8 @@ class ShardedClient {
   /// about as long as the slowest server, not the sum. A failing server fails
   /// only its own keys; the whole call ends within connect_timeout +
   /// io_timeout (plus scheduling), however many servers hang. A key listed
-  /// twice is read twice.
+  /// twice is read twice. ClientOptions::multi_get chooses how the replies
+  /// are read (MultiGetMode).
   auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
     MultiGetResult out;
     out.items.resize(keys.size());
@@ -409,16 +414,14 @@ class ShardedClient {
   /// on_hit and then on_failure.
   template <class OnHit, class OnFailure>
   void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
-    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     const std::size_t n = keys.size();
     const std::size_t count = servers_.size();
     Batch& batch = batch_;
     batch.routes.assign(count, Route{});
     batch.routed.assign(count, 0);
-    // The server of every valid key, then the keys grouped by server with a
-    // counting sort that keeps request order inside each group.
-    batch.server_of.assign(n, kNone);
-    batch.bounds.assign(count + 1, 0);
+    batch.server_of.assign(n, kNoServer);
+    batch.counts.assign(count, 0);
+    batch.used.clear();
     for (std::size_t i = 0; i < n; ++i) {
       if (auto refused = check(keys[i])) {
         on_failure(i, *refused);
@@ -430,98 +433,28 @@ class ShardedClient {
         continue;
       }
       batch.server_of[i] = route.server;
-      ++batch.bounds[route.server + 1];
-    }
-    for (std::size_t s = 0; s < count; ++s) {
-      batch.bounds[s + 1] += batch.bounds[s];
-    }
-    batch.order.resize(batch.bounds[count]);
-    batch.answered.assign(batch.bounds[count], 0);
-    batch.fill.assign(batch.bounds.begin(), batch.bounds.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (batch.server_of[i] != kNone) {
-        batch.order[batch.fill[batch.server_of[i]]++] = i;
+      if (batch.counts[route.server]++ == 0) {
+        batch.used.push_back(route.server);
       }
+    }
+    if (batch.used.empty()) {
+      return;
     }
     // Send every server its request, then read the answers, all within one
     // deadline: hung servers cost one timeout in all, not one each.
     const std::int64_t deadline =
         detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
-    batch.sent.assign(count, MEMCACHED_SUCCESS);
     batch.done.assign(count, 0);
     try {
-      for (std::size_t s = 0; s < count; ++s) {
-        if (batch.bounds[s] == batch.bounds[s + 1]) {
-          continue;
-        }
-        batch.key_ptrs.clear();
-        batch.key_lengths.clear();
-        for (std::size_t k = batch.bounds[s]; k < batch.bounds[s + 1]; ++k) {
-          batch.key_ptrs.push_back(keys[batch.order[k]].data());
-          batch.key_lengths.push_back(keys[batch.order[k]].size());
-        }
-        memcached_st* memc = handle(s);
-        limit_wait(memc, deadline);
-        batch.sent[s] = memcached_mget(memc, batch.key_ptrs.data(), batch.key_lengths.data(),
-                                       batch.key_ptrs.size());
-      }
-      for (std::size_t s = 0; s < count; ++s) {
-        const std::size_t first = batch.bounds[s];
-        const std::size_t last = batch.bounds[s + 1];
-        if (last == first) {
-          continue;
-        }
-        memcached_return_t rc = batch.sent[s];
-        std::uint64_t hits = 0;
-        if (memcached_success(rc)) {
-          limit_wait(handle(s), deadline);
-          // memcached answers in request order, once per requested key (so also
-          // once per duplicate), and skips misses: match by walking forward;
-          // anything unexpected falls back to a scan for an unanswered key.
-          std::size_t next = first;
-          rc = fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
-            std::size_t k = next;
-            while (k < last && keys[batch.order[k]] != key) {
-              ++k;
-            }
-            if (k == last) {
-              for (k = first; k < last; ++k) {
-                if (keys[batch.order[k]] == key && batch.answered[k] == 0) {
-                  break;
-                }
-              }
-              if (k == last) {
-                return;
-              }
-            } else {
-              next = k + 1;
-            }
-            batch.answered[k] = 1;
-            ++hits;
-            on_hit(batch.order[k],
-                   ItemView{std::string_view(memcached_result_value(&result),
-                                             memcached_result_length(&result)),
-                            memcached_result_flags(&result), memcached_result_cas(&result)});
-          });
-        }
-        if (handles_[s]) {
-          restore_wait(handles_[s].native_handle());
-        }
-        batch.done[s] = 1;
-        const Status status = finish(batch.routes[s], rc, "get_multi");
-        if (status.ok()) {
-          auto& state = *states_[s];
-          state.hits.fetch_add(hits, std::memory_order_relaxed);
-          state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
-        } else {
-          for (std::size_t k = first; k < last; ++k) {
-            on_failure(batch.order[k], status);
-          }
-        }
+      if (options_.multi_get == MultiGetMode::kPolled && batch.used.size() <= kMaxPolledServers) {
+        multi_polled(keys, deadline, on_hit, on_failure);
+      } else {
+        multi_per_server(keys, deadline, on_hit, on_failure);
       }
     } catch (...) {
       // A callback or an allocation threw: drop the connections that may hold
       // unread replies, and give up this batch's probes at once.
+      fan_.reset();
       for (std::size_t s = 0; s < count; ++s) {
         if (batch.routed[s] != 0 && batch.done[s] == 0) {
           handles_[s].reset();
@@ -661,6 +594,7 @@ class ShardedClient {
     states_ = std::move(states);
     handles_ = std::move(handles);
     avoid_.assign(servers_.size(), 0);
+    fan_.reset();  // it holds the old list
   }
 
   // Key rules and value size, checked before anything reaches the wire.
@@ -760,6 +694,287 @@ class ShardedClient {
     return route;
   }
 
+  static constexpr std::size_t kNoServer = static_cast<std::size_t>(-1);
+  // libmemcached polls at most 100 sockets at once: a multi-get that reaches
+  // more servers reads them one after another.
+  static constexpr std::size_t kMaxPolledServers = 100;
+
+  // Multi-get through the fan handle: one request to every server, replies
+  // read as they arrive. A server's outcome is read from its connection
+  // afterwards; after any failure the fan handle is dropped, so every
+  // multi-get starts on connections without old errors or unread replies.
+  template <class OnHit, class OnFailure>
+  void multi_polled(std::span<const std::string_view> keys, std::int64_t deadline, OnHit& on_hit,
+                    OnFailure& on_failure) {
+    Batch& batch = batch_;
+    const std::size_t count = servers_.size();
+    batch.key_ptrs.clear();
+    batch.key_lengths.clear();
+    batch.fan_servers.clear();
+    batch.positions.clear();
+    batch.hits.assign(count, 0);
+    batch.sent.assign(count, MEMCACHED_SUCCESS);
+    // Each server's keys, chained in request order: memcached answers a
+    // server's keys in that order, skipping misses.
+    batch.cursor.assign(count, kNoServer);
+    batch.tail.assign(count, kNoServer);
+    batch.chain.clear();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const std::size_t server = batch.server_of[i];
+      if (server == kNoServer) {
+        continue;
+      }
+      auto route = static_cast<std::uint32_t>(server);
+      const std::size_t position = batch.positions.size();
+      if (batch.tail[server] == kNoServer) {
+        batch.cursor[server] = position;
+        route |= detail::FanRoutes::kFirst;
+      } else {
+        batch.chain[batch.tail[server]] = position;
+      }
+      batch.tail[server] = position;
+      batch.chain.push_back(kNoServer);
+      batch.key_ptrs.push_back(keys[i].data());
+      batch.key_lengths.push_back(keys[i].size());
+      batch.fan_servers.push_back(route);
+      batch.positions.push_back(i);
+    }
+    const std::size_t m = batch.positions.size();
+    batch.answered.assign(m, 0);
+    if (!fan_) {
+      fan_ = detail::FanHandle(servers_, options_);
+    }
+    detail::FanRoutes& routes = fan_.routes();
+    routes.keys = batch.key_ptrs.data();
+    routes.lengths = batch.key_lengths.data();
+    routes.servers = batch.fan_servers.data();
+    routes.count = m;
+    routes.next = 0;
+    routes.deadline_ns = deadline;
+    memcached_st* memc = fan_.native_handle();
+    limit_wait(memc, deadline);
+    const memcached_return_t sent =
+        memcached_mget(memc, batch.key_ptrs.data(), batch.key_lengths.data(), m);
+    routes.count = 0;
+    bool broken = false;  // the fan handle must be dropped
+    // A server that was sent its keys has a reply pending.
+    for (const std::size_t s : batch.used) {
+      if (memcached_server_response_count(fan_.instance(s)) == 0) {
+        // Its own error, else the request's (when nothing could be sent at
+        // all, such as memory), else a write that failed.
+        const memcached_return_t own = memcached_server_error_return(fan_.instance(s));
+        const bool general =
+            memcached_failed(sent) && sent != MEMCACHED_SOME_ERRORS && sent != MEMCACHED_FAILURE;
+        batch.sent[s] = memcached_failed(own) ? own : general ? sent : MEMCACHED_WRITE_FAILURE;
+        broken = true;
+      }
+    }
+    memcached_result_st* result = fan_.result();
+    std::size_t last = kNoServer;  // the server of the previous reply
+    bool tabled = false;
+    // The request position a reply answers: a few keys on from the cursor of
+    // the previous reply's server (libmemcached reads a server's buffered
+    // replies in a row), then of the others; else by a table of all keys.
+    auto answered_position = [&](std::string_view key) -> std::size_t {
+      auto walk = [&](std::size_t server, std::size_t steps) -> std::size_t {
+        std::size_t position = batch.cursor[server];
+        for (; position != kNoServer && steps > 0; position = batch.chain[position], --steps) {
+          if (batch.answered[position] == 0 && keys[batch.positions[position]] == key) {
+            batch.cursor[server] = batch.chain[position];  // the keys passed were misses
+            last = server;
+            return position;
+          }
+        }
+        return kNoServer;
+      };
+      if (last != kNoServer) {
+        if (const std::size_t position = walk(last, 8); position != kNoServer) {
+          return position;
+        }
+      }
+      for (const std::size_t s : batch.used) {
+        if (s != last && batch.cursor[s] != kNoServer) {
+          if (const std::size_t position = walk(s, 4); position != kNoServer) {
+            return position;
+          }
+        }
+      }
+      if (!tabled) {
+        batch.table.reset(m);
+        for (std::size_t position = 0; position < m; ++position) {
+          batch.table.insert(keys[batch.positions[position]], static_cast<std::uint32_t>(position));
+        }
+        tabled = true;
+      }
+      const std::size_t position = batch.table.find(key, [&](std::size_t at) {
+        return batch.answered[at] == 0 && keys[batch.positions[at]] == key;
+      });
+      return position == detail::KeyTable::kNone ? kNoServer : position;
+    };
+    for (bool reading = result != nullptr; reading;) {
+      memcached_return_t rc = MEMCACHED_SUCCESS;
+      while (memcached_fetch_result(memc, result, &rc) != nullptr) {
+        const std::string_view key(memcached_result_key_value(result),
+                                   memcached_result_key_length(result));
+        const std::size_t at = answered_position(key);
+        if (at == kNoServer) {
+          continue;  // not asked for (a server's confusion): ignored
+        }
+        batch.answered[at] = 1;
+        const std::size_t index = batch.positions[at];
+        ++batch.hits[batch.server_of[index]];
+        on_hit(index, ItemView{std::string_view(memcached_result_value(result),
+                                                memcached_result_length(result)),
+                               memcached_result_flags(result), memcached_result_cas(result)});
+      }
+      // libmemcached stops reading when a poll of several servers times out
+      // or one reply breaks; read on while replies are pending and time is left.
+      reading = false;
+      for (const std::size_t s : batch.used) {
+        if (memcached_success(batch.sent[s]) &&
+            memcached_server_response_count(fan_.instance(s)) != 0) {
+          reading = true;
+          break;
+        }
+      }
+      if (reading && detail::steady_now_ns() >= deadline) {
+        reading = false;
+      } else if (reading) {
+        limit_wait(memc, deadline);
+      }
+    }
+    for (const std::size_t s : batch.used) {
+      memcached_return_t rc = batch.sent[s];
+      std::string cause;
+      if (memcached_success(rc)) {
+        const memcached_instance_st* instance = fan_.instance(s);
+        const memcached_return_t own = memcached_server_error_return(instance);
+        if (result == nullptr) {
+          rc = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+        } else if (detail::to_errc(own) != Errc::kOk) {
+          rc = own;
+        } else if (memcached_server_response_count(instance) != 0) {
+          rc = MEMCACHED_TIMEOUT;
+          cause = "no complete reply within the call's deadline";
+        }
+      }
+      if (cause.empty() && !memcached_success(rc)) {
+        const char* message = memcached_server_error(fan_.instance(s));
+        cause = message != nullptr ? message : "";
+      }
+      broken = broken || !memcached_success(rc);
+      batch.done[s] = 1;
+      const Status status = finish(batch.routes[s], rc, "get_multi", cause);
+      if (status.ok()) {
+        auto& state = *states_[s];
+        state.hits.fetch_add(batch.hits[s], std::memory_order_relaxed);
+        state.misses.fetch_add(batch.counts[s] - batch.hits[s], std::memory_order_relaxed);
+      } else {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          if (batch.server_of[i] == s) {
+            on_failure(i, status);
+          }
+        }
+      }
+    }
+    if (broken) {
+      fan_.reset();
+    }
+  }
+
+  // Multi-get through the servers' own handles: every server is sent its keys,
+  // then the servers are read one after another.
+  template <class OnHit, class OnFailure>
+  void multi_per_server(std::span<const std::string_view> keys, std::int64_t deadline,
+                        OnHit& on_hit, OnFailure& on_failure) {
+    Batch& batch = batch_;
+    const std::size_t count = servers_.size();
+    // The keys grouped by server with a counting sort that keeps request order
+    // inside each group.
+    batch.bounds.assign(count + 1, 0);
+    for (std::size_t s = 0; s < count; ++s) {
+      batch.bounds[s + 1] = batch.bounds[s] + batch.counts[s];
+    }
+    batch.order.resize(batch.bounds[count]);
+    batch.answered.assign(batch.bounds[count], 0);
+    batch.fill.assign(batch.bounds.begin(), batch.bounds.end() - 1);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (batch.server_of[i] != kNoServer) {
+        batch.order[batch.fill[batch.server_of[i]]++] = i;
+      }
+    }
+    batch.sent.assign(count, MEMCACHED_SUCCESS);
+    for (std::size_t s = 0; s < count; ++s) {
+      if (batch.bounds[s] == batch.bounds[s + 1]) {
+        continue;
+      }
+      batch.key_ptrs.clear();
+      batch.key_lengths.clear();
+      for (std::size_t k = batch.bounds[s]; k < batch.bounds[s + 1]; ++k) {
+        batch.key_ptrs.push_back(keys[batch.order[k]].data());
+        batch.key_lengths.push_back(keys[batch.order[k]].size());
+      }
+      memcached_st* memc = handle(s);
+      limit_wait(memc, deadline);
+      batch.sent[s] = memcached_mget(memc, batch.key_ptrs.data(), batch.key_lengths.data(),
+                                     batch.key_ptrs.size());
+    }
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t first = batch.bounds[s];
+      const std::size_t last = batch.bounds[s + 1];
+      if (last == first) {
+        continue;
+      }
+      memcached_return_t rc = batch.sent[s];
+      std::uint64_t hits = 0;
+      if (memcached_success(rc)) {
+        limit_wait(handle(s), deadline);
+        // memcached answers in request order, once per requested key (so also
+        // once per duplicate), and skips misses: match by walking forward;
+        // anything unexpected falls back to a scan for an unanswered key.
+        std::size_t next = first;
+        rc = fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
+          std::size_t k = next;
+          while (k < last && keys[batch.order[k]] != key) {
+            ++k;
+          }
+          if (k == last) {
+            for (k = first; k < last; ++k) {
+              if (keys[batch.order[k]] == key && batch.answered[k] == 0) {
+                break;
+              }
+            }
+            if (k == last) {
+              return;
+            }
+          } else {
+            next = k + 1;
+          }
+          batch.answered[k] = 1;
+          ++hits;
+          on_hit(batch.order[k],
+                 ItemView{std::string_view(memcached_result_value(&result),
+                                           memcached_result_length(&result)),
+                          memcached_result_flags(&result), memcached_result_cas(&result)});
+        });
+      }
+      if (handles_[s]) {
+        restore_wait(handles_[s].native_handle());
+      }
+      batch.done[s] = 1;
+      const Status status = finish(batch.routes[s], rc, "get_multi");
+      if (status.ok()) {
+        auto& state = *states_[s];
+        state.hits.fetch_add(hits, std::memory_order_relaxed);
+        state.misses.fetch_add((last - first) - hits, std::memory_order_relaxed);
+      } else {
+        for (std::size_t k = first; k < last; ++k) {
+          on_failure(batch.order[k], status);
+        }
+      }
+    }
+  }
+
   [[nodiscard]] static auto to_ns(std::chrono::milliseconds duration) noexcept -> std::int64_t {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
   }
@@ -823,7 +1038,9 @@ class ShardedClient {
   }
 
   // Turns libmemcached's answer into a Status and updates the server's health.
-  auto finish(const Route& route, memcached_return_t rc, std::string_view operation) -> Status {
+  // `cause`, when given, explains the failure instead of the handle's errno.
+  auto finish(const Route& route, memcached_return_t rc, std::string_view operation,
+              std::string_view cause = {}) -> Status {
     const std::size_t server = route.server;
     detail::ServerState& state = *states_[server];
     state.operations.fetch_add(1, std::memory_order_relaxed);
@@ -833,8 +1050,11 @@ class ShardedClient {
       std::string detail(operation);
       detail.append(" on ").append(servers_[server].endpoint()).append(": ");
       detail.append(memcached_strerror(nullptr, rc));
-      const int error = memcached_last_error_errno(handles_[server].native_handle());
-      if (error != 0) {
+      const int error =
+          cause.empty() ? memcached_last_error_errno(handles_[server].native_handle()) : 0;
+      if (!cause.empty()) {
+        detail.append(" (").append(cause).append(")");
+      } else if (error != 0) {
         detail.append(" (").append(std::generic_category().message(error)).append(")");
       }
       status = Status(code, rc, server, std::move(detail));
@@ -949,11 +1169,21 @@ class ShardedClient {
   std::vector<std::shared_ptr<detail::ServerState>> states_;
   std::vector<detail::MemcachedHandle> handles_;
   std::vector<std::uint8_t> avoid_;  // scratch for failover routing
+  detail::FanHandle fan_;            // multi-gets (MultiGetMode::kPolled)
   // Scratch for get_multi, kept between calls to save allocations.
   struct Batch {
     std::vector<Route> routes;
     std::vector<std::uint8_t> routed;
     std::vector<std::size_t> server_of;
+    std::vector<std::size_t> counts;  // keys per server
+    std::vector<std::size_t> used;    // the servers with keys, in first-key order
+    std::vector<std::uint64_t> hits;  // found per server (polled)
+    std::vector<std::uint32_t> fan_servers;
+    std::vector<std::size_t> positions;  // request position -> index in keys
+    std::vector<std::size_t> cursor;     // per server: its first unanswered key
+    std::vector<std::size_t> tail;
+    std::vector<std::size_t> chain;  // per request position: the server's next
+    detail::KeyTable table;
     std::vector<std::size_t> bounds;
     std::vector<std::size_t> fill;
     std::vector<std::size_t> order;

@@ -23,6 +23,26 @@
 
 namespace memshard::detail {
 
+/// configure: the behaviors every handle of a client shares.
+inline void configure(memcached_st* memc, const ClientOptions& options) noexcept {
+  auto set = [memc](memcached_behavior_t flag, std::uint64_t value) {
+    (void)memcached_behavior_set(memc, flag, value);
+  };
+  // Non-blocking sockets are what make the connect timeout effective.
+  set(MEMCACHED_BEHAVIOR_NO_BLOCK, 1);
+  set(MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+      static_cast<std::uint64_t>(options.connect_timeout.count()));
+  set(MEMCACHED_BEHAVIOR_POLL_TIMEOUT, static_cast<std::uint64_t>(options.io_timeout.count()));
+  set(MEMCACHED_BEHAVIOR_SND_TIMEOUT,
+      static_cast<std::uint64_t>(options.io_timeout.count()) * 1000U);
+  set(MEMCACHED_BEHAVIOR_RCV_TIMEOUT,
+      static_cast<std::uint64_t>(options.io_timeout.count()) * 1000U);
+  set(MEMCACHED_BEHAVIOR_TCP_NODELAY, options.tcp_nodelay ? 1 : 0);
+  set(MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, options.tcp_keepalive ? 1 : 0);
+  set(MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, options.protocol == Protocol::kBinary ? 1 : 0);
+  set(MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
+}
+
 /// MemcachedHandle: one libmemcached handle configured for one server, and the
 /// result object its fetches reuse. Creation failure throws std::bad_alloc
 /// (libmemcached's only failure there); moves are noexcept and leave the source
@@ -38,25 +58,10 @@ class MemcachedHandle {
       throw std::bad_alloc();
     }
     memcached_st* memc = parts_->memc;
-    auto set = [memc](memcached_behavior_t flag, std::uint64_t value) {
-      (void)memcached_behavior_set(memc, flag, value);
-    };
-    // Non-blocking sockets are what make the connect timeout effective.
-    set(MEMCACHED_BEHAVIOR_NO_BLOCK, 1);
-    set(MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
-        static_cast<std::uint64_t>(options.connect_timeout.count()));
-    set(MEMCACHED_BEHAVIOR_POLL_TIMEOUT, static_cast<std::uint64_t>(options.io_timeout.count()));
-    set(MEMCACHED_BEHAVIOR_SND_TIMEOUT,
-        static_cast<std::uint64_t>(options.io_timeout.count()) * 1000U);
-    set(MEMCACHED_BEHAVIOR_RCV_TIMEOUT,
-        static_cast<std::uint64_t>(options.io_timeout.count()) * 1000U);
-    set(MEMCACHED_BEHAVIOR_TCP_NODELAY, options.tcp_nodelay ? 1 : 0);
-    set(MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, options.tcp_keepalive ? 1 : 0);
-    set(MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, options.protocol == Protocol::kBinary ? 1 : 0);
-    set(MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
+    configure(memc, options);
     // Health is memshard's business: libmemcached's own retry clock (whole
     // seconds) must never refuse a request memshard decided to send.
-    set(MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
+    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
     const memcached_return_t rc = memcached_server_add(memc, server.host.c_str(), server.port);
     if (memcached_failed(rc)) {
       throw_config_error("libmemcached refused the server", server.endpoint());

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_DETAIL_FAN_HANDLE_HPP_
+#define MEMSHARD_DETAIL_FAN_HANDLE_HPP_
+
+// detail/fan_handle.hpp: FanHandle, one libmemcached handle that holds every
+// server of a client, for multi-gets.
+//
+// With one handle per server, the replies of a multi-get can only be read one
+// server after another: the client waits for the first server while later
+// replies are already there. A handle that holds all the servers lets
+// libmemcached poll all their sockets and parse whichever reply is ready.
+//
+// Placement stays memshard's. The handle distributes with MODULA over a
+// custom hash function that answers, for each key of the request in turn, the
+// server memshard has already chosen (FanRoutes); MODULA takes it modulo the
+// server count, which leaves an index unchanged. libmemcached's own
+// consistent distributions, and their 100-server limit, are never used.
+
+#include <libhashkit-1.0/hashkit.h>
+#include <libmemcached-1.0/memcached.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <span>
+#include <string_view>
+
+#include "memshard/client_options.hpp"
+#include "memshard/detail/memcached_handle.hpp"
+#include "memshard/detail/throw.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard::detail {
+
+/// FanRoutes: the servers of one request's keys, read by the hash function
+/// while libmemcached sends the request.
+struct FanRoutes {
+  /// Marks a server's first key in the request: libmemcached connects to a
+  /// server at its first key, so that is where the connect timeout is cut to
+  /// what is left of the call's deadline.
+  static constexpr std::uint32_t kFirst = 1U << 31;
+
+  const char* const* keys = nullptr;       ///< the request's key pointers
+  const std::size_t* lengths = nullptr;    ///< and lengths
+  const std::uint32_t* servers = nullptr;  ///< each key's server, maybe | kFirst
+  std::size_t count = 0;
+  std::size_t next = 0;  ///< the key libmemcached should hash next
+  memcached_st* memc = nullptr;
+  std::int64_t deadline_ns = 0;          ///< steady_clock
+  std::uint64_t connect_timeout_ms = 0;  ///< the configured connect timeout
+
+  /// position: where `key` is in the request. libmemcached hashes the keys
+  /// in order, with the caller's pointers, so this is nearly always `next`.
+  [[nodiscard]] auto position(const char* key, std::size_t length) const noexcept -> std::size_t {
+    if (next < count && keys[next] == key) {
+      return next;
+    }
+    for (std::size_t at = next; at < count; ++at) {  // a key skipped
+      if (keys[at] == key) {
+        return at;
+      }
+    }
+    for (std::size_t at = 0; at < count; ++at) {  // a copy of a key
+      if (lengths[at] == length && std::memcmp(keys[at], key, length) == 0) {
+        return at;
+      }
+    }
+    return count;
+  }
+};
+
+/// fan_server: the hashkit function of a FanHandle (`context` is FanRoutes).
+inline auto fan_server(const char* key, std::size_t length, void* context) -> std::uint32_t {
+  FanRoutes& routes = *static_cast<FanRoutes*>(context);
+  const std::size_t at = routes.position(key, length);
+  if (at == routes.count) {
+    return 0;  // not a key of the request: libmemcached hashes nothing else
+  }
+  routes.next = at + 1;
+  std::uint32_t server = routes.servers[at];
+  if ((server & FanRoutes::kFirst) != 0) {
+    server &= ~FanRoutes::kFirst;
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    const std::int64_t left_ms = std::max<std::int64_t>((routes.deadline_ns - now) / 1'000'000, 1);
+    (void)memcached_behavior_set(
+        routes.memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+        std::min(static_cast<std::uint64_t>(left_ms), routes.connect_timeout_ms));
+  }
+  return server;
+}
+
+/// FanHandle: an owning, move-only libmemcached handle for all of a client's
+/// servers (in the client's order), its routes and its fetch result. Creation
+/// failure throws (std::bad_alloc, or ConfigError for a server libmemcached
+/// refuses). Moves leave the source empty.
+class FanHandle {
+ public:
+  FanHandle() = default;
+
+  FanHandle(std::span<const Server> servers, const ClientOptions& options)
+      : parts_(std::make_unique<Parts>()) {
+    parts_->memc = memcached_create(nullptr);
+    if (parts_->memc == nullptr) {
+      throw std::bad_alloc();
+    }
+    memcached_st* memc = parts_->memc;
+    configure(memc, options);
+    // A server that fails to connect is not tried again for its other keys of
+    // the same request (each try could cost a connect timeout). The client
+    // drops the whole handle after any failure, so the clock never outlives
+    // one request.
+    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 3600);
+    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                                 MEMCACHED_DISTRIBUTION_MODULA);
+    hashkit_st hashkit;
+    if (hashkit_create(&hashkit) == nullptr) {
+      throw std::bad_alloc();
+    }
+    (void)hashkit_set_custom_function(&hashkit, fan_server, &parts_->routes);
+    const memcached_return_t set = memcached_set_hashkit(memc, &hashkit);
+    hashkit_free(&hashkit);
+    if (memcached_failed(set)) {
+      throw std::bad_alloc();
+    }
+    for (const Server& server : servers) {
+      if (memcached_failed(memcached_server_add(memc, server.host.c_str(), server.port))) {
+        throw_config_error("libmemcached refused the server", server.endpoint());
+      }
+    }
+    parts_->routes.memc = memc;
+    parts_->routes.connect_timeout_ms = static_cast<std::uint64_t>(options.connect_timeout.count());
+  }
+
+  [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
+    return parts_ ? parts_->memc : nullptr;
+  }
+  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(parts_); }
+
+  /// routes: what the hash function answers during the next memcached_mget.
+  [[nodiscard]] auto routes() noexcept -> FanRoutes& { return parts_->routes; }
+
+  /// instance: the handle's connection to server `index`.
+  [[nodiscard]] auto instance(std::size_t index) const noexcept -> const memcached_instance_st* {
+    return memcached_server_instance_by_position(parts_->memc, static_cast<std::uint32_t>(index));
+  }
+
+  /// result: a caller-owned result for fetches (nullptr if libmemcached
+  /// cannot make one).
+  [[nodiscard]] auto result() noexcept -> memcached_result_st* {
+    if (!parts_->has_result) {
+      parts_->has_result = memcached_result_create(parts_->memc, &parts_->result) != nullptr;
+    }
+    return parts_->has_result ? &parts_->result : nullptr;
+  }
+
+  /// reset: closes every connection and frees the handle.
+  void reset() noexcept { parts_.reset(); }
+
+ private:
+  // Heap-allocated: the hash function keeps the address of `routes`, and the
+  // result must not move.
+  struct Parts {
+    Parts() = default;
+    Parts(const Parts&) = delete;
+    auto operator=(const Parts&) -> Parts& = delete;
+    Parts(Parts&&) = delete;
+    auto operator=(Parts&&) -> Parts& = delete;
+    ~Parts() {
+      if (has_result) {
+        memcached_result_free(&result);
+      }
+      if (memc != nullptr) {
+        memcached_free(memc);
+      }
+    }
+    memcached_st* memc = nullptr;
+    FanRoutes routes;
+    memcached_result_st result{};
+    bool has_result = false;
+  };
+
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace memshard::detail
+
+#endif  // MEMSHARD_DETAIL_FAN_HANDLE_HPP_
