@@ -5,6 +5,7 @@
 
 #include <libhashkit-1.0/hashkit.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <random>
@@ -66,6 +67,35 @@ TEST(Md5Test, Rfc1321Suite) {
   }};
   for (const auto& vector : kSuite) {
     EXPECT_EQ(hex(Md5::digest(vector.input)), vector.digest) << vector.input;
+  }
+}
+
+TEST(Md5Test, HashManyEqualsOneKeyAtATime) {
+  // Every length from 0 to 80 (one block holds up to 55 bytes), in shuffled
+  // order so that short and long keys interleave in the four-key batches.
+  std::mt19937 rng(11);
+  std::vector<std::string> keys;
+  for (int round = 0; round < 5; ++round) {
+    for (std::size_t length = 0; length <= 80; ++length) {
+      std::string key(length, '\0');
+      for (char& byte : key) {
+        byte = static_cast<char>(rng());
+      }
+      keys.push_back(std::move(key));
+    }
+  }
+  std::shuffle(keys.begin(), keys.end(), rng);
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{4},
+                                  std::size_t{5}, keys.size()}) {
+    const std::vector<std::string_view> views(keys.begin(),
+                                              keys.begin() + static_cast<std::ptrdiff_t>(count));
+    std::vector<std::uint32_t> out(count + 1, 0xdeadbeef);
+    Md5::hash_many(views, out);
+    for (std::size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(out[i], Md5{}(views[i]))
+          << "key " << i << " of " << count << ", " << views[i].size() << " bytes";
+    }
+    EXPECT_EQ(out[count], 0xdeadbeefU) << "wrote past the keys";
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/any_locator.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/locator.hpp"
 #include "support/fleet.hpp"
@@ -354,6 +355,34 @@ TEST(KetamaLocatorTest, ConfigurationErrorsThrow) {
   bad[1].weight = 1e-9;
   bad[2].weight = 1e-9;
   EXPECT_NO_THROW(KetamaLocator<Md5>{bad});  // equal tiny weights are still equal
+}
+
+TEST(KetamaLocatorTest, LocateManyEqualsLocateKeyByKey) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1000; ++i) {
+    keys.push_back(std::string(static_cast<std::size_t>(i % 90), 'k') + std::to_string(i));
+  }
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const std::size_t servers : {std::size_t{1}, std::size_t{3}, std::size_t{50}}) {
+    std::vector<memshard::Server> list;
+    for (std::size_t s = 0; s < servers; ++s) {
+      list.push_back(memshard::parse_server("10.1.0." + std::to_string(s + 1) + ":11211"));
+    }
+    const memshard::KetamaLocator<memshard::Md5> md5_ring(list);
+    const memshard::KetamaLocator<memshard::Crc32> crc_ring(list);  // no batch hashing
+    const memshard::AnyLocator any(md5_ring);
+    std::vector<std::size_t> md5_out(keys.size());
+    std::vector<std::size_t> crc_out(keys.size());
+    std::vector<std::size_t> any_out(keys.size());
+    md5_ring.locate_many(views, md5_out);
+    crc_ring.locate_many(views, crc_out);
+    any.locate_many(views, any_out);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(md5_out[i], md5_ring.locate(views[i])) << servers << " servers, " << keys[i];
+      ASSERT_EQ(crc_out[i], crc_ring.locate(views[i])) << servers << " servers, " << keys[i];
+      ASSERT_EQ(any_out[i], md5_out[i]) << servers << " servers, " << keys[i];
+    }
+  }
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ class AnyLocator {
     return impl_->locate_avoiding(key, avoid);
   }
 
+  /// locate_many: see BatchLocator (one locate() per key for a wrapped
+  /// locator that is not one).
+  void locate_many(std::span<const std::string_view> keys,
+                   std::span<std::size_t> out) const noexcept {
+    impl_->locate_many(keys, out);
+  }
+
   /// size: the number of servers.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return impl_->size(); }
 
@@ -68,6 +75,8 @@ class AnyLocator {
     [[nodiscard]] virtual auto locate_avoiding(std::string_view key,
                                                std::span<const std::uint8_t> avoid) const noexcept
         -> std::size_t = 0;
+    virtual void locate_many(std::span<const std::string_view> keys,
+                             std::span<std::size_t> out) const noexcept = 0;
     [[nodiscard]] virtual auto size() const noexcept -> std::size_t = 0;
   };
 
@@ -87,6 +96,16 @@ class AnyLocator {
         return locator.locate(key);
       }
     }
+    void locate_many(std::span<const std::string_view> keys,
+                     std::span<std::size_t> out) const noexcept override {
+      if constexpr (BatchLocator<L>) {
+        locator.locate_many(keys, out);
+      } else {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          out[i] = locator.locate(keys[i]);
+        }
+      }
+    }
     [[nodiscard]] auto size() const noexcept -> std::size_t override { return locator.size(); }
     L locator;
   };
@@ -96,6 +115,7 @@ class AnyLocator {
 };
 
 static_assert(FailoverLocator<AnyLocator>);
+static_assert(BatchLocator<AnyLocator>);
 
 }  // namespace memshard
 

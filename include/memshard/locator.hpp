@@ -33,6 +33,18 @@ concept Locator = requires(const L& locator, std::string_view key) {
   noexcept->std::same_as<std::size_t>;
 };
 
+/// BatchLocator: a Locator that places many keys in one call, faster than one
+/// locate() each (ShardedClient's multi-gets use it):
+///
+/// - `l.locate_many(keys, out) noexcept`: out[i] = l.locate(keys[i]) for every
+///   key (`out.size() >= keys.size()`).
+template <class L>
+concept BatchLocator = Locator<L> &&
+    requires(const L& locator, std::span<const std::string_view> keys, std::span<std::size_t> out) {
+  { locator.locate_many(keys, out) }
+  noexcept;
+};
+
 /// FailoverLocator: a Locator that can also say where a key goes while some
 /// servers are out of service (ShardedClient's FailurePolicy::kFailover).
 ///

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
@@ -111,6 +112,73 @@ constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   return state;
 }
 
+/// kMd5LanesMaxKey: the longest key md5_first_words_x4 takes (a key, the
+/// 0x80 marker and the 8-byte length fill one 64-byte block).
+inline constexpr std::size_t kMd5LanesMaxKey = 55;
+
+#if defined(__GNUC__) || defined(__clang__)
+/// Md5Lanes: four 32-bit lanes (one SSE2 register on x86-64).
+using Md5Lanes = std::uint32_t __attribute__((vector_size(16)));
+
+/// md5_first_words_x4: the first digest word of four keys of at most
+/// kMd5LanesMaxKey bytes each, hashed side by side: MD5's steps depend on one
+/// another, so one key leaves the processor idle between them; four keys in
+/// the lanes of one vector fill those gaps.
+[[nodiscard]] inline auto md5_first_words_x4(const std::string_view* keys) noexcept
+    -> std::array<std::uint32_t, 4> {
+  std::array<std::array<char, 64>, 4> blocks{};
+  for (std::size_t lane = 0; lane < 4; ++lane) {
+    const std::string_view key = keys[lane];
+    if (!key.empty()) {
+      std::memcpy(blocks[lane].data(), key.data(), key.size());
+    }
+    blocks[lane][key.size()] = static_cast<char>(0x80);
+    const std::uint64_t bits = static_cast<std::uint64_t>(key.size()) * 8U;
+    for (std::size_t i = 0; i < 8; ++i) {
+      blocks[lane][56 + i] = static_cast<char>(static_cast<unsigned char>(bits >> (8 * i)));
+    }
+  }
+  std::array<Md5Lanes, 16> m{};
+  for (std::size_t i = 0; i < 16; ++i) {
+    m[i] = Md5Lanes{load_le32(blocks[0].data() + 4 * i), load_le32(blocks[1].data() + 4 * i),
+                    load_le32(blocks[2].data() + 4 * i), load_le32(blocks[3].data() + 4 * i)};
+  }
+  const Md5Lanes a0 = {0x67452301, 0x67452301, 0x67452301, 0x67452301};
+  Md5Lanes a = a0;
+  Md5Lanes b = {0xefcdab89, 0xefcdab89, 0xefcdab89, 0xefcdab89};
+  Md5Lanes c = {0x98badcfe, 0x98badcfe, 0x98badcfe, 0x98badcfe};
+  Md5Lanes d = {0x10325476, 0x10325476, 0x10325476, 0x10325476};
+  // The same steps as md5_compress, lane by lane.
+  auto step = [&](Md5Lanes f, std::size_t i, std::size_t g) {
+    const Md5Lanes sum = a + kMd5Sines[i] + m[g] + f;
+    const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
+    const Md5Lanes next = b + ((sum << s) | (sum >> (32 - s)));
+    a = d;
+    d = c;
+    c = b;
+    b = next;
+  };
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < 16; ++i) {
+    step(d ^ (b & (c ^ d)), i, i);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 16; i < 32; ++i) {
+    step((d & b) | (~d & c), i, (5 * i + 1) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 32; i < 48; ++i) {
+    step(b ^ (c ^ d), i, (3 * i + 5) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 48; i < 64; ++i) {
+    step(c ^ (b | ~d), i, (7 * i) % 16);
+  }
+  const Md5Lanes first = a + a0;
+  return {first[0], first[1], first[2], first[3]};
+}
+#endif
+
 }  // namespace detail
 
 /// Md5: MD5 reduced to its first four digest bytes, little-endian
@@ -123,6 +191,39 @@ struct Md5 {
 
   [[nodiscard]] constexpr auto operator()(std::string_view bytes) const noexcept -> std::uint32_t {
     return detail::md5_words(bytes)[0];
+  }
+
+  /// hash_many: operator() of every key, out[i] for keys[i] (out.size() >=
+  /// keys.size()); keys of up to 55 bytes are hashed four at a time.
+  static void hash_many(std::span<const std::string_view> keys,
+                        std::span<std::uint32_t> out) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    std::array<std::string_view, 4> lanes{};
+    std::array<std::size_t, 4> slots{};
+    std::size_t filled = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i].size() > detail::kMd5LanesMaxKey) {
+        out[i] = detail::md5_words(keys[i])[0];
+        continue;
+      }
+      lanes[filled] = keys[i];
+      slots[filled] = i;
+      if (++filled == 4) {
+        const auto words = detail::md5_first_words_x4(lanes.data());
+        for (std::size_t lane = 0; lane < 4; ++lane) {
+          out[slots[lane]] = words[lane];
+        }
+        filled = 0;
+      }
+    }
+    for (std::size_t lane = 0; lane < filled; ++lane) {
+      out[slots[lane]] = detail::md5_words(lanes[lane])[0];
+    }
+#else
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      out[i] = detail::md5_words(keys[i])[0];
+    }
+#endif
   }
 
   /// words: the digest as four little-endian words; words(k)[i] is the ketama

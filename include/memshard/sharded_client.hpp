@@ -422,12 +422,28 @@ class ShardedClient {
     batch.server_of.assign(n, kNoServer);
     batch.counts.assign(count, 0);
     batch.used.clear();
+    // Every valid key's own server, all at once where the locator can.
+    batch.valid_keys.clear();
+    batch.valid_index.clear();
     for (std::size_t i = 0; i < n; ++i) {
       if (auto refused = check(keys[i])) {
         on_failure(i, *refused);
         continue;
       }
-      Route route = route_for_batch(keys[i], batch.routes, batch.routed);
+      batch.valid_keys.push_back(keys[i]);
+      batch.valid_index.push_back(i);
+    }
+    batch.primaries.resize(batch.valid_keys.size());
+    if constexpr (BatchLocator<L>) {
+      locator_->locate_many(batch.valid_keys, batch.primaries);
+    } else {
+      for (std::size_t v = 0; v < batch.valid_keys.size(); ++v) {
+        batch.primaries[v] = locator_->locate(batch.valid_keys[v]);
+      }
+    }
+    for (std::size_t v = 0; v < batch.valid_keys.size(); ++v) {
+      const std::size_t i = batch.valid_index[v];
+      Route route = route_for_batch(keys[i], batch.primaries[v], batch.routes, batch.routed);
       if (!route.status.ok()) {
         on_failure(i, route.status);
         continue;
@@ -676,9 +692,8 @@ class ShardedClient {
   }
 
   // route() for get_multi: a server probed in this call takes all its keys.
-  auto route_for_batch(std::string_view key, std::vector<Route>& routes,
+  auto route_for_batch(std::string_view key, std::size_t primary, std::vector<Route>& routes,
                        std::vector<std::uint8_t>& routed) -> Route {
-    const std::size_t primary = locator_->locate(key);
     if (routed[primary] != 0 && routes[primary].probe) {
       return Route{primary, false, Status()};
     }
@@ -1175,9 +1190,12 @@ class ShardedClient {
     std::vector<Route> routes;
     std::vector<std::uint8_t> routed;
     std::vector<std::size_t> server_of;
-    std::vector<std::size_t> counts;  // keys per server
-    std::vector<std::size_t> used;    // the servers with keys, in first-key order
-    std::vector<std::uint64_t> hits;  // found per server (polled)
+    std::vector<std::string_view> valid_keys;
+    std::vector<std::size_t> valid_index;  // valid key -> index in keys
+    std::vector<std::size_t> primaries;    // valid key -> its own server
+    std::vector<std::size_t> counts;       // keys per server
+    std::vector<std::size_t> used;         // the servers with keys, in first-key order
+    std::vector<std::uint64_t> hits;       // found per server (polled)
     std::vector<std::uint32_t> fan_servers;
     std::vector<std::size_t> positions;  // request position -> index in keys
     std::vector<std::size_t> cursor;     // per server: its first unanswered key
