@@ -113,6 +113,29 @@ void BM_Locate(benchmark::State& state) {
   set_common(state, Placement::kName, servers.size());
 }
 
+// locate_many over the same keys, in one call per pass (how multi-gets place
+// their keys; md5 rings hash four keys at a time).
+template <class Placement>
+void BM_LocateMany(benchmark::State& state) {
+  const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
+  const auto locator = Placement::make(servers);
+  const std::vector<std::string_view> keys(lookup_keys().begin(), lookup_keys().end());
+  std::vector<std::size_t> out(keys.size());
+  locator.locate_many(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (out[i] != locator.locate(keys[i])) {
+      state.SkipWithError("locate_many and locate disagree");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    locator.locate_many(keys, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_common(state, Placement::kName, servers.size());
+}
+
 template <class Placement>
 void BM_LocateLibmemcached(benchmark::State& state) {
   const auto servers = memshard::bench::make_servers(static_cast<std::size_t>(state.range(0)));
@@ -210,6 +233,7 @@ BENCHMARK_TEMPLATE(BM_Locate, ModuloOneAtATime)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, RingCrc32)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, KetamaMd5Weighted)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, AnyKetamaMd5Weighted)->Apply(all_sizes);
+BENCHMARK_TEMPLATE(BM_LocateMany, KetamaMd5Weighted)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_LocateLibmemcached, LibmemcachedKetamaWeighted)->Apply(libmemcached_sizes);
 BENCHMARK_TEMPLATE(BM_LocateLibmemcached, LibmemcachedModula)->Apply(libmemcached_sizes);
 BENCHMARK_TEMPLATE(BM_SearchOnly, KetamaMd5Weighted)->Apply(all_sizes);
