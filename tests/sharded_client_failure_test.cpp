@@ -5,10 +5,12 @@
 // down, and clones hammering one locator from several threads.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -404,42 +406,37 @@ class DeadPort {
  public:
   enum class Kind : std::uint8_t { kNeverAccepts, kNeverReplies };
 
-  explicit DeadPort(Kind kind = Kind::kNeverAccepts) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  explicit DeadPort(Kind kind = Kind::kNeverAccepts)
+      : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(address);
     const int backlog = kind == Kind::kNeverAccepts ? 0 : 64;
-    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(listener_, backlog) != 0 ||
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    if (!listener_.valid() ||
+        ::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(listener_.get(), backlog) != 0 ||
+        ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
       throw std::system_error(errno, std::generic_category(), "dead port listener");
     }
     port_ = ntohs(address.sin_port);
     if (kind == Kind::kNeverAccepts) {
       // One connection fills a queue of length 0; on loopback it completes at once.
-      filler_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (filler_ < 0 || ::connect(filler_, reinterpret_cast<sockaddr*>(&address), length) != 0) {
+      filler_ = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (!filler_.valid() ||
+          ::connect(filler_.get(), reinterpret_cast<sockaddr*>(&address), length) != 0) {
         throw std::system_error(errno, std::generic_category(), "dead port filler");
       }
     }
-  }
-  DeadPort(const DeadPort&) = delete;
-  auto operator=(const DeadPort&) -> DeadPort& = delete;
-  ~DeadPort() {
-    if (filler_ >= 0) {
-      ::close(filler_);
-    }
-    ::close(listener_);
   }
   [[nodiscard]] auto server() const -> Server {
     return memshard::parse_server("127.0.0.1:" + std::to_string(port_));
   }
 
  private:
-  int listener_ = -1;
-  int filler_ = -1;
+  using Fd = memshard::testing::detail::FileDescriptor;
+  Fd listener_;  // closed with the object, also when the constructor throws
+  Fd filler_;
   std::uint16_t port_ = 0;
 };
 
@@ -486,6 +483,119 @@ TEST_F(FailureTest, ServersThatNeverAcceptCostOneDeadlineInAMultiGet) {
     const auto single = timed([&] { EXPECT_TRUE(is_server_failure(client.get(keys[0]).code())); });
     EXPECT_LE(single, base.connect_timeout + kSlack);
   }
+}
+
+TEST_F(FailureTest, AMultiGetEndsByItsDeadlineWhateverHangs) {
+  // Connections that hang use up part of the deadline, a server that never
+  // replies the rest: the call still ends by connect + I/O timeout (1.5 s),
+  // not by the connect timeouts plus a whole I/O timeout (2 s).
+  const DeadPort holes[2];
+  const DeadPort frozen(DeadPort::Kind::kNeverReplies);
+  const std::vector<Server> list = {holes[0].server(), holes[1].server(), frozen.server(),
+                                    memshard::parse_server(servers_[0].spec())};
+  ClientOptions base = options(FailurePolicy::kFailFast);
+  base.connect_timeout = milliseconds(500);
+  base.io_timeout = milliseconds(1000);
+  constexpr milliseconds kTight{300};  // sleeping, not computing: little slack is needed
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list,
+                                                                           with_mode(base, mode));
+    std::vector<std::string> keys;
+    for (std::size_t s = 0; s < list.size(); ++s) {
+      keys.push_back(keys_on(client, s, 1)[0]);
+    }
+    ASSERT_TRUE(client.set(keys[3], "here").ok());
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    memshard::MultiGetResult result;
+    const auto elapsed = timed([&] { result = client.get_multi(views); });
+    EXPECT_GE(elapsed, base.connect_timeout + base.io_timeout - milliseconds(50));
+    EXPECT_LE(elapsed, base.connect_timeout + base.io_timeout + kTight);
+    for (std::size_t s = 0; s < 3; ++s) {
+      EXPECT_TRUE(is_server_failure(result.statuses[s].code())) << s << ": " << result.statuses[s];
+    }
+    ASSERT_TRUE(result.items[3].has_value()) << result.statuses[3];
+  }
+}
+
+TEST_F(FailureTest, AServerThatRefusesWithAnErrorLineFailsItsKeys) {
+  // memcached at its connection limit answers a new connection with "ERROR
+  // Too many open connections" and closes it: a failure, not misses.
+  MemcachedServer limited = MemcachedServer::with_args({"-c", "30"});
+  const std::vector<Server> list = {memshard::parse_server(limited.spec()),
+                                    memshard::parse_server(servers_[0].spec())};
+  std::vector<std::string> keys;
+  {
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> writer(
+        list, options(FailurePolicy::kFailFast));
+    for (std::size_t s = 0; s < list.size(); ++s) {
+      for (auto& key : keys_on(writer, s, 5)) {
+        ASSERT_TRUE(writer.set(key, "v").ok());
+        keys.push_back(std::move(key));
+      }
+    }
+  }
+  // Fill the limited server's connections (it allows fewer than 30): each
+  // held connection asks for the version; the first one refused means every
+  // slot is held by the others, which stay open.
+  std::vector<memshard::testing::detail::FileDescriptor> held;
+  bool full = false;
+  for (int i = 0; i < 40 && !full; ++i) {
+    int error = 0;
+    auto connection = memshard::testing::detail::connect_loopback(
+        limited.port(), memshard::testing::detail::Clock::now() + milliseconds(1000), error);
+    ASSERT_TRUE(connection.valid());
+    const std::string_view request = "version\r\n";
+    ASSERT_EQ(::send(connection.get(), request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    pollfd wait{connection.get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&wait, 1, 2000), 1) << "no reply to version";
+    std::array<char, 128> reply{};
+    const ssize_t got = ::recv(connection.get(), reply.data(), reply.size(), 0);
+    full = got <= 0 ||
+           !std::string_view(reply.data(), static_cast<std::size_t>(got)).starts_with("VERSION");
+    if (!full) {
+      held.push_back(std::move(connection));
+    }
+  }
+  ASSERT_TRUE(full) << "the connection limit was never reached";
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+        list, with_mode(options(FailurePolicy::kFailFast), mode));
+    const auto result = client.get_multi(views);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i < 5) {
+        EXPECT_FALSE(result.statuses[i].ok()) << keys[i] << " was read as a miss";
+        EXPECT_EQ(result.statuses[i].server(), 0U);
+      } else {
+        ASSERT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
+      }
+    }
+    EXPECT_EQ(client.stats()[0].misses, 0U);
+  }
+}
+
+TEST_F(FailureTest, AMultiGetAfterARestartUsesFreshConnections) {
+  // A restart breaks every open connection; the first request that meets a
+  // broken one fails. The multi-get after it must not fail again on its own
+  // old connection, which would eject a healthy server (failure limit 2).
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list(), options(FailurePolicy::kFailFast));
+  const auto keys = keys_on(client, 1, 5);
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  ASSERT_TRUE(client.set(keys[0], "v").ok());
+  ASSERT_EQ(client.get_multi(views).failures(), 0U);  // every connection open
+  servers_[1].restart();
+  const auto failed = client.get(keys[0]);
+  ASSERT_TRUE(is_server_failure(failed.code())) << failed.status();
+  for (const auto& key : keys) {
+    ASSERT_TRUE(client.set(key, "back").ok());
+  }
+  const auto result = client.get_multi(views);
+  EXPECT_EQ(result.hits(), keys.size()) << result.statuses[0];
+  EXPECT_FALSE(client.stats()[1].ejected);
 }
 
 TEST_F(FailureTest, AMultiGetOverMoreThanAHundredServers) {

@@ -505,13 +505,24 @@ TYPED_TEST(ShardedClientTest, ReconfigureMovesToTheNewPlacementOrKeepsTheOld) {
   EXPECT_THROW(client.reconfigure({three[0], three[0]}), ConfigError);
   EXPECT_EQ(client.servers().size(), 3U);
   ASSERT_TRUE(client.set("before", "v").ok());
+  const std::vector<std::string_view> before = {"before"};
+  ASSERT_EQ(client.get_multi(before).hits(), 1U);  // multi-gets on the old list first
   client.reconfigure(servers);
   EXPECT_EQ(client.servers().size(), 4U);
+  std::vector<std::string> keys;
   for (int i = 0; i < 100; ++i) {
     const std::string key = "after:" + std::to_string(i);
-    ASSERT_TRUE(client.set(key, "v").ok());
+    ASSERT_TRUE(client.set(key, "v" + std::to_string(i)).ok());
     EXPECT_TRUE(Fleet::holds(client.server_index_for(key), key));
     EXPECT_EQ(client.server_index_for(key), typename TypeParam::Locator(servers).locate(key));
+    keys.push_back(key);
+  }
+  // Multi-gets read the new list's servers too.
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  const auto result = client.get_multi(views);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(result.items[i].has_value()) << keys[i] << ": " << result.statuses[i];
+    EXPECT_EQ(result.items[i]->value, "v" + std::to_string(i));
   }
 }
 

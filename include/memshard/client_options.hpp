@@ -59,6 +59,8 @@ struct ClientOptions {
   /// which includes the key and ~50 bytes of item header): a server that
   /// refuses a too-large value also drops the key's old value.
   std::size_t max_value_size = 1000 * 1000;
+  /// How multi-gets read their replies (MultiGetMode): kPolled, through one
+  /// more connection per server, reads whichever server answers first.
   MultiGetMode multi_get = MultiGetMode::kPolled;
 };
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "memshard/client_options.hpp"
+#include "memshard/detail/clock.hpp"
 #include "memshard/detail/fan_handle.hpp"
 #include "memshard/detail/key_table.hpp"
 #include "memshard/detail/memcached_handle.hpp"
@@ -125,10 +126,16 @@ class StateRegistry {
   std::map<std::string, std::weak_ptr<ServerState>> states_;
 };
 
-[[nodiscard]] inline auto steady_now_ns() noexcept -> std::int64_t {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+/// keep_fetch_code: call before memcached_fetch_result. When a reply breaks
+/// off (an ERROR or SERVER_ERROR line, a malformed value) before the fetch has
+/// returned any result since its last end, libmemcached 1.1 reports
+/// MEMCACHED_NOTFOUND, as if every key were a miss; it keeps the real code when
+/// the result's count of returned values is not 0, and the count means nothing
+/// else to the fetch.
+inline void keep_fetch_code(memcached_result_st& result) noexcept {
+  if (result.count == 0) {
+    result.count = 1;
+  }
 }
 
 /// to_errc: libmemcached's return code as an Errc.
@@ -461,8 +468,10 @@ class ShardedClient {
     const std::int64_t deadline =
         detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
     batch.done.assign(count, 0);
+    const bool polled =
+        options_.multi_get == MultiGetMode::kPolled && batch.used.size() <= kMaxPolledServers;
     try {
-      if (options_.multi_get == MultiGetMode::kPolled && batch.used.size() <= kMaxPolledServers) {
+      if (polled) {
         multi_polled(keys, deadline, on_hit, on_failure);
       } else {
         multi_per_server(keys, deadline, on_hit, on_failure);
@@ -470,10 +479,14 @@ class ShardedClient {
     } catch (...) {
       // A callback or an allocation threw: drop the connections that may hold
       // unread replies, and give up this batch's probes at once.
-      fan_.reset();
+      if (polled) {
+        fan_.reset();
+      }
       for (std::size_t s = 0; s < count; ++s) {
         if (batch.routed[s] != 0 && batch.done[s] == 0) {
-          handles_[s].reset();
+          if (!polled) {
+            handles_[s].reset();
+          }
           if (batch.routes[s].probe) {
             states_[s]->probe_until.store(0, std::memory_order_release);
           }
@@ -756,6 +769,10 @@ class ShardedClient {
     }
     const std::size_t m = batch.positions.size();
     batch.answered.assign(m, 0);
+    if (fan_stale_) {
+      fan_.reset();  // a server failed elsewhere: its connection here may be dead too
+      fan_stale_ = false;
+    }
     if (!fan_) {
       fan_ = detail::FanHandle(servers_, options_);
     }
@@ -768,22 +785,41 @@ class ShardedClient {
     routes.deadline_ns = deadline;
     memcached_st* memc = fan_.native_handle();
     limit_wait(memc, deadline);
+    routes.poll_ms = static_cast<std::uint64_t>(options_.io_timeout.count());
     const memcached_return_t sent =
         memcached_mget(memc, batch.key_ptrs.data(), batch.key_lengths.data(), m);
     routes.count = 0;
     bool broken = false;  // the fan handle must be dropped
-    // A server that was sent its keys has a reply pending.
+    // The servers still owing a reply. A server sent its keys has one pending;
+    // one without failed to connect or to write.
+    batch.live.clear();
+    batch.instances.resize(count);
     for (const std::size_t s : batch.used) {
-      if (memcached_server_response_count(fan_.instance(s)) == 0) {
-        // Its own error, else the request's (when nothing could be sent at
-        // all, such as memory), else a write that failed.
-        const memcached_return_t own = memcached_server_error_return(fan_.instance(s));
-        const bool general =
-            memcached_failed(sent) && sent != MEMCACHED_SOME_ERRORS && sent != MEMCACHED_FAILURE;
-        batch.sent[s] = memcached_failed(own) ? own : general ? sent : MEMCACHED_WRITE_FAILURE;
-        broken = true;
+      const memcached_instance_st* instance = fan_.instance(s);
+      batch.instances[s] = instance;
+      if (memcached_server_response_count(instance) != 0) {
+        batch.live.push_back(s);
+        continue;
       }
+      // Its own error, else the request's (when nothing could be sent at
+      // all, such as memory), else a write that failed.
+      const memcached_return_t own = memcached_server_error_return(instance);
+      const bool general =
+          memcached_failed(sent) && sent != MEMCACHED_SOME_ERRORS && sent != MEMCACHED_FAILURE;
+      batch.sent[s] = memcached_failed(own) ? own : general ? sent : MEMCACHED_WRITE_FAILURE;
+      broken = true;
     }
+    // A reply that breaks off (an error line, a malformed value) ends
+    // libmemcached's fetch, and some such errors are not recorded on the
+    // connection: they are pinned on the servers whose replies ended during
+    // the fetch call that failed. To know which, the servers still owing a
+    // reply are checked after every result while they are few.
+    constexpr std::size_t kTrackedServers = 16;
+    auto prune = [&] {
+      std::erase_if(batch.live, [&](std::size_t s) {
+        return memcached_server_response_count(batch.instances[s]) == 0;
+      });
+    };
     memcached_result_st* result = fan_.result();
     std::size_t last = kNoServer;  // the server of the previous reply
     bool tabled = false;
@@ -826,43 +862,60 @@ class ShardedClient {
       });
       return position == detail::KeyTable::kNone ? kNoServer : position;
     };
-    for (bool reading = result != nullptr; reading;) {
-      memcached_return_t rc = MEMCACHED_SUCCESS;
-      while (memcached_fetch_result(memc, result, &rc) != nullptr) {
-        const std::string_view key(memcached_result_key_value(result),
-                                   memcached_result_key_length(result));
-        const std::size_t at = answered_position(key);
-        if (at == kNoServer) {
-          continue;  // not asked for (a server's confusion): ignored
-        }
-        batch.answered[at] = 1;
-        const std::size_t index = batch.positions[at];
-        ++batch.hits[batch.server_of[index]];
-        on_hit(index, ItemView{std::string_view(memcached_result_value(result),
-                                                memcached_result_length(result)),
-                               memcached_result_flags(result), memcached_result_cas(result)});
+    batch.broke.assign(count, MEMCACHED_SUCCESS);
+    // Every wait ends by the deadline. Past it (connections that hung may
+    // have used it all up), replies are read while each comes within 1 ms,
+    // for at most kGrace.
+    constexpr std::int64_t kGrace = 5'000'000;
+    while (result != nullptr && !batch.live.empty()) {
+      const std::uint64_t left = routes.left_ms();
+      if (left == 0 && detail::coarse_now_ns() >= deadline + kGrace) {
+        break;
       }
-      // libmemcached stops reading when a poll of several servers times out
-      // or one reply breaks; read on while replies are pending and time is left.
-      reading = false;
-      for (const std::size_t s : batch.used) {
-        if (memcached_success(batch.sent[s]) &&
-            memcached_server_response_count(fan_.instance(s)) != 0) {
-          reading = true;
+      routes.set_poll(std::clamp<std::uint64_t>(
+          left, 1, static_cast<std::uint64_t>(options_.io_timeout.count())));
+      memcached_return_t rc = MEMCACHED_SUCCESS;
+      detail::keep_fetch_code(*result);
+      if (memcached_fetch_result(memc, result, &rc) == nullptr) {
+        if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && rc != MEMCACHED_SUCCESS &&
+            rc != MEMCACHED_TIMEOUT && rc != MEMCACHED_CONNECTION_FAILURE) {
+          for (const std::size_t s : batch.live) {
+            const memcached_instance_st* instance = batch.instances[s];
+            if (memcached_server_response_count(instance) == 0 &&
+                !memcached_failed(memcached_server_error_return(instance))) {
+              batch.broke[s] = rc;
+            }
+          }
+        }
+        // libmemcached also stops when a poll of several servers times out:
+        // read on while replies are owed and time is left.
+        prune();
+        if (left == 0) {
           break;
         }
+        continue;
       }
-      if (reading && detail::steady_now_ns() >= deadline) {
-        reading = false;
-      } else if (reading) {
-        limit_wait(memc, deadline);
+      if (batch.live.size() <= kTrackedServers) {
+        prune();
       }
+      const std::string_view key(memcached_result_key_value(result),
+                                 memcached_result_key_length(result));
+      const std::size_t at = answered_position(key);
+      if (at == kNoServer) {
+        continue;  // not asked for (a server's confusion): ignored
+      }
+      batch.answered[at] = 1;
+      const std::size_t index = batch.positions[at];
+      ++batch.hits[batch.server_of[index]];
+      on_hit(index, ItemView{std::string_view(memcached_result_value(result),
+                                              memcached_result_length(result)),
+                             memcached_result_flags(result), memcached_result_cas(result)});
     }
     for (const std::size_t s : batch.used) {
       memcached_return_t rc = batch.sent[s];
-      std::string cause;
+      std::string_view cause;
       if (memcached_success(rc)) {
-        const memcached_instance_st* instance = fan_.instance(s);
+        const memcached_instance_st* instance = batch.instances[s];
         const memcached_return_t own = memcached_server_error_return(instance);
         if (result == nullptr) {
           rc = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
@@ -870,16 +923,15 @@ class ShardedClient {
           rc = own;
         } else if (memcached_server_response_count(instance) != 0) {
           rc = MEMCACHED_TIMEOUT;
-          cause = "no complete reply within the call's deadline";
+          cause = "no complete reply by the call's deadline";
+        } else if (memcached_failed(batch.broke[s])) {
+          rc = batch.broke[s];
+          cause = "its reply broke off";
         }
-      }
-      if (cause.empty() && !memcached_success(rc)) {
-        const char* message = memcached_server_error(fan_.instance(s));
-        cause = message != nullptr ? message : "";
       }
       broken = broken || !memcached_success(rc);
       batch.done[s] = 1;
-      const Status status = finish(batch.routes[s], rc, "get_multi", cause);
+      const Status status = finish(batch.routes[s], rc, "get_multi", cause, false);
       if (status.ok()) {
         auto& state = *states_[s];
         state.hits.fetch_add(batch.hits[s], std::memory_order_relaxed);
@@ -894,6 +946,7 @@ class ShardedClient {
     }
     if (broken) {
       fan_.reset();
+      fan_stale_ = false;
     }
   }
 
@@ -1041,7 +1094,8 @@ class ShardedClient {
       return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
     }
     memcached_return_t rc = MEMCACHED_SUCCESS;
-    while (memcached_fetch_result(memc, result, &rc) != nullptr) {
+    while ((detail::keep_fetch_code(*result), memcached_fetch_result(memc, result, &rc)) !=
+           nullptr) {
       sink(
           std::string_view(memcached_result_key_value(result), memcached_result_key_length(result)),
           *result);
@@ -1053,9 +1107,10 @@ class ShardedClient {
   }
 
   // Turns libmemcached's answer into a Status and updates the server's health.
-  // `cause`, when given, explains the failure instead of the handle's errno.
+  // `cause`, when given, explains the failure; `own_handle`: the request ran
+  // on the server's own handle, whose errno then explains it.
   auto finish(const Route& route, memcached_return_t rc, std::string_view operation,
-              std::string_view cause = {}) -> Status {
+              std::string_view cause = {}, bool own_handle = true) -> Status {
     const std::size_t server = route.server;
     detail::ServerState& state = *states_[server];
     state.operations.fetch_add(1, std::memory_order_relaxed);
@@ -1065,8 +1120,9 @@ class ShardedClient {
       std::string detail(operation);
       detail.append(" on ").append(servers_[server].endpoint()).append(": ");
       detail.append(memcached_strerror(nullptr, rc));
-      const int error =
-          cause.empty() ? memcached_last_error_errno(handles_[server].native_handle()) : 0;
+      const int error = cause.empty() && own_handle
+                            ? memcached_last_error_errno(handles_[server].native_handle())
+                            : 0;
       if (!cause.empty()) {
         detail.append(" (").append(cause).append(")");
       } else if (error != 0) {
@@ -1078,6 +1134,7 @@ class ShardedClient {
     }
     if (is_server_failure(code)) {
       state.errors.fetch_add(1, std::memory_order_relaxed);
+      fan_stale_ = true;
       // A fresh handle next time: libmemcached's own dead-server clock must not
       // refuse the request that memshard decides to send.
       handles_[server].reset();
@@ -1185,6 +1242,7 @@ class ShardedClient {
   std::vector<detail::MemcachedHandle> handles_;
   std::vector<std::uint8_t> avoid_;  // scratch for failover routing
   detail::FanHandle fan_;            // multi-gets (MultiGetMode::kPolled)
+  bool fan_stale_ = false;           // a server failed since fan_ was made
   // Scratch for get_multi, kept between calls to save allocations.
   struct Batch {
     std::vector<Route> routes;
@@ -1197,8 +1255,11 @@ class ShardedClient {
     std::vector<std::size_t> used;         // the servers with keys, in first-key order
     std::vector<std::uint64_t> hits;       // found per server (polled)
     std::vector<std::uint32_t> fan_servers;
-    std::vector<std::size_t> positions;  // request position -> index in keys
-    std::vector<std::size_t> cursor;     // per server: its first unanswered key
+    std::vector<std::size_t> positions;                   // request position -> index in keys
+    std::vector<const memcached_instance_st*> instances;  // the fan's, per server
+    std::vector<std::size_t> live;                        // servers owing a reply (polled)
+    std::vector<memcached_return_t> broke;                // per server: its reply broke off
+    std::vector<std::size_t> cursor;                      // per server: its first unanswered key
     std::vector<std::size_t> tail;
     std::vector<std::size_t> chain;  // per request position: the server's next
     detail::KeyTable table;

@@ -378,8 +378,11 @@ class MemcachedServer {
   /// is unset or empty; an empty `binary` means MEMSHARD_MEMCACHED_BINARY, or
   /// "memcached" in PATH. `start_timeout` bounds each start attempt.
   explicit MemcachedServer(std::string binary = {},
-                           std::chrono::milliseconds start_timeout = kStartTimeout)
-      : binary_(choose_binary(std::move(binary))), start_timeout_(start_timeout) {
+                           std::chrono::milliseconds start_timeout = kStartTimeout,
+                           std::vector<std::string> extra_args = {})
+      : binary_(choose_binary(std::move(binary))),
+        start_timeout_(start_timeout),
+        extra_args_(std::move(extra_args)) {
     open_log();
     std::string last_failure;
     for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
@@ -396,12 +399,19 @@ class MemcachedServer {
                         " attempts on fresh ports; last: " + last_failure);
   }
 
+  /// with_args: a server started with `extra_args` after the usual ones (for
+  /// example {"-c", "30"}, a limit of 30 connections).
+  [[nodiscard]] static auto with_args(std::vector<std::string> extra_args) -> MemcachedServer {
+    return MemcachedServer({}, kStartTimeout, std::move(extra_args));
+  }
+
   MemcachedServer(const MemcachedServer&) = delete;
   auto operator=(const MemcachedServer&) -> MemcachedServer& = delete;
 
   MemcachedServer(MemcachedServer&& other) noexcept
       : binary_(std::move(other.binary_)),
         start_timeout_(other.start_timeout_),
+        extra_args_(std::move(other.extra_args_)),
         port_(std::exchange(other.port_, 0)),
         pid_(std::exchange(other.pid_, -1)),
         log_(std::move(other.log_)) {}
@@ -412,6 +422,7 @@ class MemcachedServer {
       stop();
       binary_ = std::move(other.binary_);
       start_timeout_ = other.start_timeout_;
+      extra_args_ = std::move(other.extra_args_);
       port_ = std::exchange(other.port_, 0);
       pid_ = std::exchange(other.pid_, -1);
       log_ = std::move(other.log_);
@@ -611,6 +622,7 @@ class MemcachedServer {
     if (root) {
       args.insert(args.end(), {"-u", "nobody"});
     }
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     std::vector<char*> argv;
     for (std::string& arg : args) {
       argv.push_back(arg.data());
@@ -737,6 +749,7 @@ class MemcachedServer {
 
   std::string binary_;
   std::chrono::milliseconds start_timeout_;
+  std::vector<std::string> extra_args_;
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
   detail::FileDescriptor log_;

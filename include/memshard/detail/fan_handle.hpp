@@ -20,7 +20,6 @@
 #include <libmemcached-1.0/memcached.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -30,6 +29,7 @@
 #include <string_view>
 
 #include "memshard/client_options.hpp"
+#include "memshard/detail/clock.hpp"
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
@@ -52,6 +52,22 @@ struct FanRoutes {
   memcached_st* memc = nullptr;
   std::int64_t deadline_ns = 0;          ///< steady_clock
   std::uint64_t connect_timeout_ms = 0;  ///< the configured connect timeout
+  std::uint64_t poll_ms = 0;             ///< the handle's poll timeout now
+
+  /// left_ms: what is left of the deadline, in whole ms (0 once past it).
+  [[nodiscard]] auto left_ms() const noexcept -> std::uint64_t {
+    const std::int64_t left = (deadline_ns - coarse_now_ns()) / 1'000'000;
+    return left > 0 ? static_cast<std::uint64_t>(left) : 0;
+  }
+
+  /// set_poll: sets the handle's poll timeout to `ms` (0: libmemcached gives
+  /// up at once on anything that would wait).
+  void set_poll(std::uint64_t ms) noexcept {
+    if (ms != poll_ms) {
+      poll_ms = ms;
+      (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, ms);
+    }
+  }
 
   /// position: where `key` is in the request. libmemcached hashes the keys
   /// in order, with the caller's pointers, so this is nearly always `next`.
@@ -74,6 +90,9 @@ struct FanRoutes {
 };
 
 /// fan_server: the hashkit function of a FanHandle (`context` is FanRoutes).
+/// libmemcached calls it for each key before sending it, which is also where
+/// the request's waits are kept within its deadline: a server that stops
+/// reading must not cost a poll timeout per key.
 inline auto fan_server(const char* key, std::size_t length, void* context) -> std::uint32_t {
   FanRoutes& routes = *static_cast<FanRoutes*>(context);
   const std::size_t at = routes.position(key, length);
@@ -81,16 +100,17 @@ inline auto fan_server(const char* key, std::size_t length, void* context) -> st
     return 0;  // not a key of the request: libmemcached hashes nothing else
   }
   routes.next = at + 1;
+  // Past the deadline, a write that would wait fails at once.
+  const std::uint64_t left = routes.left_ms();
+  if (left < routes.poll_ms) {
+    routes.set_poll(left);
+  }
   std::uint32_t server = routes.servers[at];
   if ((server & FanRoutes::kFirst) != 0) {
     server &= ~FanRoutes::kFirst;
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count();
-    const std::int64_t left_ms = std::max<std::int64_t>((routes.deadline_ns - now) / 1'000'000, 1);
     (void)memcached_behavior_set(
         routes.memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
-        std::min(static_cast<std::uint64_t>(left_ms), routes.connect_timeout_ms));
+        std::min(std::max<std::uint64_t>(left, 1), routes.connect_timeout_ms));
   }
   return server;
 }
