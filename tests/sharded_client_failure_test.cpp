@@ -575,6 +575,11 @@ TEST_F(FailureTest, AServerThatRefusesWithAnErrorLineFailsItsKeys) {
     }
     EXPECT_EQ(client.stats()[0].misses, 0U);
   }
+  // A single get, on a connection of its own, too.
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> single(
+      list, options(FailurePolicy::kFailFast));
+  const auto got = single.get(keys[0]);
+  EXPECT_FALSE(got.ok()) << keys[0] << " was read as a miss";
 }
 
 TEST_F(FailureTest, AMultiGetAfterARestartUsesFreshConnections) {
