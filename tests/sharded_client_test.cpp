@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
+#include "support/multi_get_modes.hpp"
 
 namespace {
 
@@ -84,17 +85,9 @@ class Fleet {
   static inline std::vector<MemcachedServer>* servers_ = nullptr;
 };
 
-constexpr MultiGetMode kMultiGetModes[] = {MultiGetMode::kPolled, MultiGetMode::kPerServer};
-
-auto mode_name(MultiGetMode mode) -> const char* {
-  return mode == MultiGetMode::kPolled ? "MultiGetMode::kPolled" : "MultiGetMode::kPerServer";
-}
-
-auto with_mode(MultiGetMode mode) -> ClientOptions {
-  ClientOptions options;
-  options.multi_get = mode;
-  return options;
-}
+using memshard::testing::kMultiGetModes;
+using memshard::testing::mode_name;
+using memshard::testing::with_mode;
 
 template <class L, Protocol kProtocol>
 struct Config {
@@ -337,7 +330,7 @@ TYPED_TEST(ShardedClientTest, MultiGetReturnsExactlyTheStoredValues) {
   std::vector<std::string_view> views(keys.begin(), keys.end());
   for (const MultiGetMode mode : kMultiGetModes) {
     SCOPED_TRACE(mode_name(mode));
-    auto reader = this->make_client(with_mode(mode));
+    auto reader = this->make_client(with_mode({}, mode));
     const auto result = reader.get_multi(views);
     ASSERT_EQ(result.items.size(), keys.size());
     std::vector<int> servers_hit(Fleet::kServers);
@@ -379,7 +372,7 @@ TYPED_TEST(ShardedClientTest, MultiGetFindsFewHitsAmongManyMisses) {
   const std::vector<std::string_view> views(keys.begin(), keys.end());
   for (const MultiGetMode mode : kMultiGetModes) {
     SCOPED_TRACE(mode_name(mode));
-    auto reader = this->make_client(with_mode(mode));
+    auto reader = this->make_client(with_mode({}, mode));
     const auto result = reader.get_multi(views);
     for (std::size_t i = 0; i < keys.size(); ++i) {
       ASSERT_TRUE(result.statuses[i].ok()) << keys[i] << ": " << result.statuses[i];
@@ -406,7 +399,7 @@ TYPED_TEST(ShardedClientTest, VisitMultiHandsOutTheSameAnswersWithoutCopies) {
   const std::vector<std::string_view> views(keys.begin(), keys.end());
   for (const MultiGetMode mode : kMultiGetModes) {
     SCOPED_TRACE(mode_name(mode));
-    auto reader = this->make_client(with_mode(mode));
+    auto reader = this->make_client(with_mode({}, mode));
     std::vector<int> hits(keys.size());
     std::vector<Errc> failures(keys.size(), Errc::kOk);
     reader.visit_multi(
@@ -443,7 +436,7 @@ TYPED_TEST(ShardedClientTest, MultiGetModesDifferOnlyInConnections) {
   const std::vector<std::string_view> views(keys.begin(), keys.end());
   for (const MultiGetMode mode : kMultiGetModes) {
     SCOPED_TRACE(mode_name(mode));
-    auto client = this->make_client(with_mode(mode));
+    auto client = this->make_client(with_mode({}, mode));
     for (const auto& key : keys) {
       ASSERT_TRUE(client.get(key).ok());  // every server's own connection is open
     }

@@ -36,6 +36,43 @@ inline constexpr std::array<int, 16> kMd5Shifts = {7, 12, 17, 22, 5, 9,  14, 20,
 
 using Md5Words = std::array<std::uint32_t, 4>;
 
+/// md5_steps: MD5's 64 steps on registers a, b, c, d and message words m.
+/// `Word` is std::uint32_t, or a vector of them whose lanes are separate
+/// messages (Md5Lanes).
+template <class Word>
+constexpr void md5_steps(Word& a, Word& b, Word& c, Word& d, const Word* m) noexcept {
+  // One step: a = b + rotl(a + f + K[i] + m[g], s), then rotate the registers.
+  // `b` is the register the previous step just produced, so everything that
+  // does not wait on it (`early`) is summed first; MD5 is bound by this chain.
+  auto step = [&](Word early, Word f, std::size_t i, std::size_t g) {
+    const Word sum = (a + kMd5Sines[i] + m[g] + early) + f;
+    const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
+    const Word next = b + ((sum << s) | (sum >> (32 - s)));
+    a = d;
+    d = c;
+    c = b;
+    b = next;
+  };
+  const Word zero{};
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < 16; ++i) {
+    step(zero, d ^ (b & (c ^ d)), i, i);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 16; i < 32; ++i) {
+    // G = (d & b) | (~d & c): the two terms share no bit, so | is +.
+    step(~d & c, d & b, i, (5 * i + 1) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 32; i < 48; ++i) {
+    step(zero, b ^ (c ^ d), i, (3 * i + 5) % 16);
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 48; i < 64; ++i) {
+    step(zero, c ^ (b | ~d), i, (7 * i) % 16);
+  }
+}
+
 /// md5_compress: folds one 64-byte block at `block` into `state`.
 constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   std::array<std::uint32_t, 16> m{};
@@ -46,35 +83,7 @@ constexpr void md5_compress(Md5Words& state, const char* block) noexcept {
   std::uint32_t b = state[1];
   std::uint32_t c = state[2];
   std::uint32_t d = state[3];
-  // One step: a = b + rotl(a + f + K[i] + m[g], s), then rotate the registers.
-  // `b` is the register the previous step just produced, so everything that
-  // does not wait on it (`early`) is summed first; MD5 is bound by this chain.
-  auto step = [&](std::uint32_t early, std::uint32_t f, std::size_t i, std::size_t g) {
-    const std::uint32_t sum = (a + kMd5Sines[i] + m[g] + early) + f;
-    const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
-    const std::uint32_t next = b + ((sum << s) | (sum >> (32 - s)));
-    a = d;
-    d = c;
-    c = b;
-    b = next;
-  };
-#pragma GCC unroll 16
-  for (std::size_t i = 0; i < 16; ++i) {
-    step(0, d ^ (b & (c ^ d)), i, i);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 16; i < 32; ++i) {
-    // G = (d & b) | (~d & c): the two terms share no bit, so | is +.
-    step(~d & c, d & b, i, (5 * i + 1) % 16);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 32; i < 48; ++i) {
-    step(0, b ^ (c ^ d), i, (3 * i + 5) % 16);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 48; i < 64; ++i) {
-    step(0, c ^ (b | ~d), i, (7 * i) % 16);
-  }
+  md5_steps(a, b, c, d, m.data());
   state[0] += a;
   state[1] += b;
   state[2] += c;
@@ -148,32 +157,7 @@ using Md5Lanes = std::uint32_t __attribute__((vector_size(16)));
   Md5Lanes b = {0xefcdab89, 0xefcdab89, 0xefcdab89, 0xefcdab89};
   Md5Lanes c = {0x98badcfe, 0x98badcfe, 0x98badcfe, 0x98badcfe};
   Md5Lanes d = {0x10325476, 0x10325476, 0x10325476, 0x10325476};
-  // The same steps as md5_compress, lane by lane.
-  auto step = [&](Md5Lanes f, std::size_t i, std::size_t g) {
-    const Md5Lanes sum = a + kMd5Sines[i] + m[g] + f;
-    const int s = kMd5Shifts[(i / 16) * 4 + i % 4];
-    const Md5Lanes next = b + ((sum << s) | (sum >> (32 - s)));
-    a = d;
-    d = c;
-    c = b;
-    b = next;
-  };
-#pragma GCC unroll 16
-  for (std::size_t i = 0; i < 16; ++i) {
-    step(d ^ (b & (c ^ d)), i, i);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 16; i < 32; ++i) {
-    step((d & b) | (~d & c), i, (5 * i + 1) % 16);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 32; i < 48; ++i) {
-    step(b ^ (c ^ d), i, (3 * i + 5) % 16);
-  }
-#pragma GCC unroll 16
-  for (std::size_t i = 48; i < 64; ++i) {
-    step(c ^ (b | ~d), i, (7 * i) % 16);
-  }
+  md5_steps(a, b, c, d, m.data());
   const Md5Lanes first = a + a0;
   return {first[0], first[1], first[2], first[3]};
 }

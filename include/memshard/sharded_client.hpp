@@ -862,28 +862,37 @@ class ShardedClient {
       });
       return position == detail::KeyTable::kNone ? kNoServer : position;
     };
-    batch.broke.assign(count, MEMCACHED_SUCCESS);
-    // Every wait ends by the deadline. Past it (connections that hung may
-    // have used it all up), replies are read while each comes within 1 ms,
-    // for at most kGrace.
-    constexpr std::int64_t kGrace = 5'000'000;
+    batch.recheck.assign(count, 0);
+    // Every wait ends by the deadline. Inside one fetch call libmemcached may
+    // wait once per server that ends without a hit, so while several servers
+    // owe replies each wait gets a share of what is left. libmemcached sends
+    // the requests only once it has connected to every server, so connections
+    // that hang can use the deadline up before a live server was even asked:
+    // past the deadline, replies are still read while each comes within
+    // kLateWait, for at most kGrace.
+    constexpr std::uint64_t kLateWait = 10;      // ms
+    constexpr std::int64_t kGrace = 50'000'000;  // ns
+    const auto io_ms = static_cast<std::uint64_t>(options_.io_timeout.count());
     while (result != nullptr && !batch.live.empty()) {
       const std::uint64_t left = routes.left_ms();
       if (left == 0 && detail::coarse_now_ns() >= deadline + kGrace) {
         break;
       }
-      routes.set_poll(std::clamp<std::uint64_t>(
-          left, 1, static_cast<std::uint64_t>(options_.io_timeout.count())));
+      routes.set_poll(left == 0 ? kLateWait
+                                : std::clamp<std::uint64_t>(left / batch.live.size(), 1, io_ms));
       memcached_return_t rc = MEMCACHED_SUCCESS;
       detail::keep_fetch_code(*result);
       if (memcached_fetch_result(memc, result, &rc) == nullptr) {
-        if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && rc != MEMCACHED_SUCCESS &&
-            rc != MEMCACHED_TIMEOUT && rc != MEMCACHED_CONNECTION_FAILURE) {
+        if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && rc != MEMCACHED_SUCCESS) {
+          // A reply broke off somewhere. libmemcached neither records every
+          // such error on its connection nor says whose it was, and other
+          // servers may have ended normally in the same call: every server
+          // whose reply ended unrecorded is read again on its own.
           for (const std::size_t s : batch.live) {
             const memcached_instance_st* instance = batch.instances[s];
             if (memcached_server_response_count(instance) == 0 &&
                 !memcached_failed(memcached_server_error_return(instance))) {
-              batch.broke[s] = rc;
+              batch.recheck[s] = 1;
             }
           }
         }
@@ -912,6 +921,10 @@ class ShardedClient {
                              memcached_result_flags(result), memcached_result_cas(result)});
     }
     for (const std::size_t s : batch.used) {
+      if (batch.recheck[s] != 0) {
+        broken = true;
+        continue;
+      }
       memcached_return_t rc = batch.sent[s];
       std::string_view cause;
       if (memcached_success(rc)) {
@@ -924,9 +937,6 @@ class ShardedClient {
         } else if (memcached_server_response_count(instance) != 0) {
           rc = MEMCACHED_TIMEOUT;
           cause = "no complete reply by the call's deadline";
-        } else if (memcached_failed(batch.broke[s])) {
-          rc = batch.broke[s];
-          cause = "its reply broke off";
         }
       }
       broken = broken || !memcached_success(rc);
@@ -948,6 +958,48 @@ class ShardedClient {
       fan_.reset();
       fan_stale_ = false;
     }
+    reread(keys, deadline, on_hit, on_failure);
+  }
+
+  // Reads the keys not yet answered of the servers marked in batch.recheck
+  // again, each server on its own handle (its hits so far are counted here).
+  template <class OnHit, class OnFailure>
+  void reread(std::span<const std::string_view> keys, std::int64_t deadline, OnHit& on_hit,
+              OnFailure& on_failure) {
+    Batch& batch = batch_;
+    const std::size_t count = servers_.size();
+    bool any = false;
+    for (const std::size_t s : batch.used) {
+      if (batch.recheck[s] != 0) {
+        states_[s]->hits.fetch_add(batch.hits[s], std::memory_order_relaxed);
+        any = true;
+      }
+    }
+    if (!any) {
+      return;
+    }
+    // The answered keys and the other servers' keys leave the batch.
+    for (std::size_t position = 0; position < batch.positions.size(); ++position) {
+      const std::size_t i = batch.positions[position];
+      const std::size_t s = batch.server_of[i];
+      if (batch.recheck[s] == 0 || batch.answered[position] != 0) {
+        batch.server_of[i] = kNoServer;
+      }
+    }
+    std::fill(batch.counts.begin(), batch.counts.end(), 0);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (batch.server_of[i] != kNoServer) {
+        ++batch.counts[batch.server_of[i]];
+      }
+    }
+    for (std::size_t s = 0; s < count; ++s) {
+      if (batch.recheck[s] != 0 && batch.counts[s] == 0) {
+        // Every key answered: only its health is left to settle.
+        batch.done[s] = 1;
+        (void)finish(batch.routes[s], MEMCACHED_SUCCESS, "get_multi");
+      }
+    }
+    multi_per_server(keys, deadline, on_hit, on_failure);
   }
 
   // Multi-get through the servers' own handles: every server is sent its keys,
@@ -1258,8 +1310,8 @@ class ShardedClient {
     std::vector<std::size_t> positions;                   // request position -> index in keys
     std::vector<const memcached_instance_st*> instances;  // the fan's, per server
     std::vector<std::size_t> live;                        // servers owing a reply (polled)
-    std::vector<memcached_return_t> broke;                // per server: its reply broke off
-    std::vector<std::size_t> cursor;                      // per server: its first unanswered key
+    std::vector<std::uint8_t> recheck;  // per server: read again on its own handle
+    std::vector<std::size_t> cursor;    // per server: its first unanswered key
     std::vector<std::size_t> tail;
     std::vector<std::size_t> chain;  // per request position: the server's next
     detail::KeyTable table;

@@ -124,13 +124,8 @@ class FanHandle {
   FanHandle() = default;
 
   FanHandle(std::span<const Server> servers, const ClientOptions& options)
-      : parts_(std::make_unique<Parts>()) {
-    parts_->memc = memcached_create(nullptr);
-    if (parts_->memc == nullptr) {
-      throw std::bad_alloc();
-    }
-    memcached_st* memc = parts_->memc;
-    configure(memc, options);
+      : parts_(std::make_unique<Parts>(options)) {
+    memcached_st* memc = parts_->core.memc();
     // A server that fails to connect is not tried again for its other keys of
     // the same request (each try could cost a connect timeout). The client
     // drops the whole handle after any failure, so the clock never outlives
@@ -149,16 +144,14 @@ class FanHandle {
       throw std::bad_alloc();
     }
     for (const Server& server : servers) {
-      if (memcached_failed(memcached_server_add(memc, server.host.c_str(), server.port))) {
-        throw_config_error("libmemcached refused the server", server.endpoint());
-      }
+      parts_->core.add(server);
     }
     parts_->routes.memc = memc;
     parts_->routes.connect_timeout_ms = static_cast<std::uint64_t>(options.connect_timeout.count());
   }
 
   [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
-    return parts_ ? parts_->memc : nullptr;
+    return parts_ ? parts_->core.memc() : nullptr;
   }
   [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(parts_); }
 
@@ -167,42 +160,24 @@ class FanHandle {
 
   /// instance: the handle's connection to server `index`.
   [[nodiscard]] auto instance(std::size_t index) const noexcept -> const memcached_instance_st* {
-    return memcached_server_instance_by_position(parts_->memc, static_cast<std::uint32_t>(index));
+    return memcached_server_instance_by_position(parts_->core.memc(),
+                                                 static_cast<std::uint32_t>(index));
   }
 
-  /// result: a caller-owned result for fetches (nullptr if libmemcached
+  /// result: the caller-owned result for fetches (nullptr if libmemcached
   /// cannot make one).
-  [[nodiscard]] auto result() noexcept -> memcached_result_st* {
-    if (!parts_->has_result) {
-      parts_->has_result = memcached_result_create(parts_->memc, &parts_->result) != nullptr;
-    }
-    return parts_->has_result ? &parts_->result : nullptr;
-  }
+  [[nodiscard]] auto result() noexcept -> memcached_result_st* { return parts_->core.result(); }
 
   /// reset: closes every connection and frees the handle.
   void reset() noexcept { parts_.reset(); }
 
  private:
-  // Heap-allocated: the hash function keeps the address of `routes`, and the
+  // On the heap: the hash function keeps the address of `routes`, and the
   // result must not move.
   struct Parts {
-    Parts() = default;
-    Parts(const Parts&) = delete;
-    auto operator=(const Parts&) -> Parts& = delete;
-    Parts(Parts&&) = delete;
-    auto operator=(Parts&&) -> Parts& = delete;
-    ~Parts() {
-      if (has_result) {
-        memcached_result_free(&result);
-      }
-      if (memc != nullptr) {
-        memcached_free(memc);
-      }
-    }
-    memcached_st* memc = nullptr;
+    explicit Parts(const ClientOptions& options) : core(options) {}
+    HandleCore core;
     FanRoutes routes;
-    memcached_result_st result{};
-    bool has_result = false;
   };
 
   std::unique_ptr<Parts> parts_;

@@ -43,74 +43,85 @@ inline void configure(memcached_st* memc, const ClientOptions& options) noexcept
   set(MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
 }
 
+/// HandleCore: a memcached_st configured with a client's options, and the
+/// caller-owned result its fetches reuse. Being caller-owned, libmemcached
+/// resets the result at the end of a reply instead of freeing it. Neither
+/// copyable nor movable: the result's address must not change. Creation
+/// failure throws std::bad_alloc (libmemcached's only failure there).
+class HandleCore {
+ public:
+  explicit HandleCore(const ClientOptions& options) : memc_(memcached_create(nullptr)) {
+    if (memc_ == nullptr) {
+      throw std::bad_alloc();
+    }
+    configure(memc_, options);
+  }
+  HandleCore(const HandleCore&) = delete;
+  auto operator=(const HandleCore&) -> HandleCore& = delete;
+  HandleCore(HandleCore&&) = delete;
+  auto operator=(HandleCore&&) -> HandleCore& = delete;
+  ~HandleCore() {
+    if (has_result_) {
+      memcached_result_free(&result_);  // before the handle it belongs to
+    }
+    memcached_free(memc_);
+  }
+
+  [[nodiscard]] auto memc() const noexcept -> memcached_st* { return memc_; }
+
+  /// result: the fetch result, created on first use (nullptr if libmemcached
+  /// cannot).
+  [[nodiscard]] auto result() noexcept -> memcached_result_st* {
+    if (!has_result_) {
+      has_result_ = memcached_result_create(memc_, &result_) != nullptr;
+    }
+    return has_result_ ? &result_ : nullptr;
+  }
+
+  /// add: adds `server` to the handle; ConfigError if libmemcached refuses it.
+  void add(const Server& server) {
+    if (memcached_failed(memcached_server_add(memc_, server.host.c_str(), server.port))) {
+      throw_config_error("libmemcached refused the server", server.endpoint());
+    }
+  }
+
+ private:
+  memcached_st* memc_;
+  memcached_result_st result_{};
+  bool has_result_ = false;
+};
+
 /// MemcachedHandle: one libmemcached handle configured for one server, and the
-/// result object its fetches reuse. Creation failure throws std::bad_alloc
-/// (libmemcached's only failure there); moves are noexcept and leave the source
-/// empty.
+/// result object its fetches reuse. Creation failure throws; moves are
+/// noexcept and leave the source empty.
 class MemcachedHandle {
  public:
   MemcachedHandle() = default;
 
   MemcachedHandle(const Server& server, const ClientOptions& options)
-      : parts_(std::make_unique<Parts>()) {
-    parts_->memc = memcached_create(nullptr);
-    if (parts_->memc == nullptr) {
-      throw std::bad_alloc();
-    }
-    memcached_st* memc = parts_->memc;
-    configure(memc, options);
+      : core_(std::make_unique<HandleCore>(options)) {
     // Health is memshard's business: libmemcached's own retry clock (whole
     // seconds) must never refuse a request memshard decided to send.
-    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
-    const memcached_return_t rc = memcached_server_add(memc, server.host.c_str(), server.port);
-    if (memcached_failed(rc)) {
-      throw_config_error("libmemcached refused the server", server.endpoint());
-    }
+    (void)memcached_behavior_set(core_->memc(), MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
+    core_->add(server);
   }
 
   [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
-    return parts_ ? parts_->memc : nullptr;
+    return core_ ? core_->memc() : nullptr;
   }
-  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(parts_); }
+  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(core_); }
 
-  /// result: a caller-owned memcached_result_st for this handle's fetches,
-  /// created on first use (nullptr if libmemcached cannot). Being caller-owned,
-  /// libmemcached resets it at the end of a reply instead of freeing it.
+  /// result: the caller-owned memcached_result_st for this handle's fetches
+  /// (nullptr when empty or if libmemcached cannot make one).
   [[nodiscard]] auto result() noexcept -> memcached_result_st* {
-    if (!parts_) {
-      return nullptr;
-    }
-    if (!parts_->has_result) {
-      parts_->has_result = memcached_result_create(parts_->memc, &parts_->result) != nullptr;
-    }
-    return parts_->has_result ? &parts_->result : nullptr;
+    return core_ ? core_->result() : nullptr;
   }
 
   /// reset: frees the result, closes the connection and frees the handle.
-  void reset() noexcept { parts_.reset(); }
+  void reset() noexcept { core_.reset(); }
 
  private:
-  // Heap-allocated so that the result's address survives moves.
-  struct Parts {
-    Parts() = default;
-    Parts(const Parts&) = delete;
-    auto operator=(const Parts&) -> Parts& = delete;
-    Parts(Parts&&) = delete;
-    auto operator=(Parts&&) -> Parts& = delete;
-    ~Parts() {
-      if (has_result) {
-        memcached_result_free(&result);  // before the handle it belongs to
-      }
-      if (memc != nullptr) {
-        memcached_free(memc);
-      }
-    }
-    memcached_st* memc = nullptr;
-    memcached_result_st result{};
-    bool has_result = false;
-  };
-
-  std::unique_ptr<Parts> parts_;
+  std::unique_ptr<HandleCore> core_;  // on the heap, so the result survives moves
 };
 
 }  // namespace memshard::detail
