@@ -167,7 +167,7 @@ using Md5Lanes = std::uint32_t __attribute__((vector_size(16)));
 
 /// Md5: MD5 reduced to its first four digest bytes, little-endian
 /// (libmemcached MEMCACHED_HASH_MD5, the ketama key hash).
-struct Md5 {
+struct Md5 final {  // final: hash_many must always agree with operator()
   using Digest = std::array<unsigned char, 16>;
   using Words = std::array<std::uint32_t, 4>;
 
