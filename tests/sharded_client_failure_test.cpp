@@ -589,6 +589,31 @@ TEST_F(FailureTest, AServerThatRefusesWithAnErrorLineFailsItsKeys) {
       EXPECT_EQ(stats[1 - limited_index].hits, 15U);
     }
   }
+  // The refusal read in the same fetch as the healthy server's end of reply:
+  // the refusing server is stopped until the healthy one's last value is in.
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(std::string(mode_name(mode)) + ", refusal after the healthy reply");
+    memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+        reversed, with_mode(options(FailurePolicy::kFailFast), mode));
+    auto stopped = std::make_unique<StoppedProcess>(limited.pid());
+    ASSERT_TRUE(all_threads_stopped(limited.pid()));
+    std::size_t hits = 0;
+    std::vector<Errc> codes(keys.size(), Errc::kOk);
+    client.visit_multi(
+        views,
+        [&](std::size_t, const memshard::ItemView&) {
+          if (++hits == 5) {
+            stopped.reset();  // the healthy server's five values are in
+          }
+        },
+        [&](std::size_t index, const memshard::Status& status) { codes[index] = status.code(); });
+    stopped.reset();
+    EXPECT_EQ(hits, 5U);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_EQ(codes[i] == Errc::kOk, i >= 5) << keys[i] << ": " << static_cast<int>(codes[i]);
+    }
+    EXPECT_EQ(client.stats()[0].errors, 0U) << "the healthy server took the blame";
+  }
   // A single get, on a connection of its own, too.
   memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> single(
       list, options(FailurePolicy::kFailFast));
