@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/detail/bytes.hpp"
 #include "memshard/memshard.hpp"
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
@@ -263,11 +264,7 @@ auto items(std::size_t i, const MemcachedServer& server) -> std::uint64_t {
 /// sql_key: the cache key the example documents: "sql:" + hex MD5 of the query text.
 auto sql_key(std::string_view sql) -> std::string {
   std::string key = "sql:";
-  for (const unsigned char byte : memshard::Md5::digest(sql)) {
-    static constexpr std::string_view kHex = "0123456789abcdef";
-    key += kHex[byte >> 4U];
-    key += kHex[byte & 0xFU];
-  }
+  memshard::detail::append_hex(key, memshard::Md5::digest(sql));
   return key;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/detail/bytes.hpp"
 
 namespace {
 
@@ -40,12 +41,8 @@ static_assert(Md5{}("") == 0xD98C1DD4U);       // d41d8cd9... read little-endian
 static_assert(Md5::digest("abc")[0] == 0x90 && Md5::digest("abc")[15] == 0x72);
 
 auto hex(const Md5::Digest& digest) -> std::string {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (const unsigned char byte : digest) {
-    out += kHex[byte >> 4U];
-    out += kHex[byte & 0xFU];
-  }
+  memshard::detail::append_hex(out, digest);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/crc32.hpp"
+#include "memshard/detail/bytes.hpp"
 #include "memshard/fnv.hpp"
 #include "memshard/hasher.hpp"
 #include "memshard/java_string.hpp"
@@ -38,12 +39,8 @@ static_assert(JavaStringHash{}("") == 0U);
 static_assert(Sha1::words("abc")[0] == 0xA9993E36U && Sha1::words("abc")[4] == 0x9CD0D89DU);
 
 auto hex(const Sha1::Digest& digest) -> std::string {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (const unsigned char byte : digest) {
-    out += kHex[byte >> 4U];
-    out += kHex[byte & 0xFU];
-  }
+  memshard::detail::append_hex(out, digest);
   return out;
 }
 

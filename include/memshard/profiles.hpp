@@ -42,6 +42,7 @@
 #include "memshard/any_locator.hpp"
 #include "memshard/continuum_locators.hpp"
 #include "memshard/crc32.hpp"
+#include "memshard/detail/bytes.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/hash_tag.hpp"
 #include "memshard/hashers.hpp"
@@ -497,13 +498,9 @@ template <Hasher Hash = Crc32>
   for (std::size_t seen = 0; seen < keep; ++seen) {
     cut += character_size(cut);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = full.substr(0, cut);
   out.append(":md5:");
-  for (const unsigned char byte : Md5::digest(full)) {
-    out.push_back(kHex[byte >> 4U]);
-    out.push_back(kHex[byte & 0xFU]);
-  }
+  memshard::detail::append_hex(out, Md5::digest(full));
   return out;
 }
 

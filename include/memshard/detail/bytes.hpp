@@ -8,6 +8,8 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
 
 namespace memshard::detail {
 
@@ -28,6 +30,16 @@ namespace memshard::detail {
 /// does: bytes >= 0x80 become 0xFFFFFFxx.
 [[nodiscard]] constexpr auto widen_signed(char c) noexcept -> std::uint32_t {
   return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<signed char>(c)));
+}
+
+/// append_hex: appends `bytes` as lower-case hex, two digits a byte (how MD5
+/// and SHA-1 digests are printed).
+inline void append_hex(std::string& out, std::span<const unsigned char> bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const unsigned char byte : bytes) {
+    out.push_back(kHex[byte >> 4U]);
+    out.push_back(kHex[byte & 0xFU]);
+  }
 }
 
 }  // namespace memshard::detail
