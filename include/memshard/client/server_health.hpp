@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CLIENT_SERVER_HEALTH_HPP_
+#define MEMSHARD_CLIENT_SERVER_HEALTH_HPP_
+
+// client/server_health.hpp: where ejection is decided. ServerHealth holds one
+// server's health and counters (shared by every client of a family);
+// HealthPolicy applies the rules (consecutive failures eject, a retry interval
+// later one request wins a probe lease, its outcome restores the server or
+// ejects it again) against a clock that tests can replace; HealthRegistry
+// keeps one ServerHealth per endpoint, so a membership change keeps the health
+// and counters of the servers that stay. ServerStats is what a client reports.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memshard/detail/clock.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard {
+
+/// ServerStats: one server's counters, as ShardedClient::stats() reads them.
+/// Counters are shared by a client and all its clones.
+struct ServerStats {
+  Server server;
+  std::uint64_t operations = 0;  ///< requests sent to the server
+  std::uint64_t hits = 0;        ///< keys found by get / get_multi
+  std::uint64_t misses = 0;      ///< keys not found by get / get_multi
+  std::uint64_t errors = 0;      ///< failed requests (timeouts, connection and server errors)
+  std::uint64_t ejections = 0;   ///< times the server was ejected
+  /// Requests for its keys refused without reaching the wire while it was
+  /// ejected (FailurePolicy::kFailFast).
+  std::uint64_t refused = 0;
+  /// Requests for its keys sent to another server while it was ejected
+  /// (FailurePolicy::kFailover).
+  std::uint64_t redirected = 0;
+  std::uint32_t consecutive_failures = 0;
+  bool ejected = false;  ///< ejected now (a probe may be due)
+};
+
+namespace detail {
+
+/// ServerHealth: health and counters of one server, shared by every client of
+/// a family (all atomics: clones run on other threads).
+struct ServerHealth {
+  std::atomic<std::uint64_t> operations{0};
+  std::atomic<std::uint64_t> hits{0};
+  std::atomic<std::uint64_t> misses{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> ejections{0};
+  std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> redirected{0};
+  std::atomic<std::uint32_t> consecutive_failures{0};
+  /// Clock time (ns) until which the server is ejected; 0 when healthy.
+  std::atomic<std::int64_t> ejected_until{0};
+  /// While one request probes an ejected server: the clock time (ns) at which
+  /// its lease ends; 0 when none. A lease that is never released (the
+  /// prober's thread died in an exception) simply runs out.
+  std::atomic<std::int64_t> probe_until{0};
+
+  /// stats: the counters and state now, for `server`.
+  [[nodiscard]] auto stats(const Server& server) const -> ServerStats {
+    ServerStats out;
+    out.server = server;
+    out.operations = operations.load(std::memory_order_relaxed);
+    out.hits = hits.load(std::memory_order_relaxed);
+    out.misses = misses.load(std::memory_order_relaxed);
+    out.errors = errors.load(std::memory_order_relaxed);
+    out.ejections = ejections.load(std::memory_order_relaxed);
+    out.refused = refused.load(std::memory_order_relaxed);
+    out.redirected = redirected.load(std::memory_order_relaxed);
+    out.consecutive_failures = consecutive_failures.load(std::memory_order_relaxed);
+    out.ejected = ejected_until.load(std::memory_order_relaxed) != 0;
+    return out;
+  }
+};
+
+/// HealthClock: the monotonic clock health decisions read, in ns. Tests pass
+/// a function of their own.
+using HealthClock = std::int64_t (*)() noexcept;
+
+/// HealthPolicy: the ejection rules, applied to a ServerHealth.
+///
+/// - `failure_limit` consecutive server failures (timeouts, connection
+///   failures) eject a server for `retry_interval`; any other outcome resets
+///   the count.
+/// - Once the interval has passed, one request wins a probe lease (try_probe)
+///   and is sent; its failure ejects the server again at once, anything else
+///   restores it. The lease lasts `lease` and ends early when the probe's
+///   outcome is recorded or it is released.
+///
+/// All members are noexcept and lock-free.
+class HealthPolicy {
+ public:
+  HealthPolicy(std::uint32_t failure_limit, std::chrono::milliseconds retry_interval,
+               std::chrono::milliseconds lease, HealthClock clock = &steady_now_ns) noexcept
+      : failure_limit_(std::max<std::uint32_t>(failure_limit, 1)),
+        retry_ns_(to_ns(retry_interval)),
+        lease_ns_(to_ns(lease)),
+        clock_(clock) {}
+
+  /// now: the policy's clock.
+  [[nodiscard]] auto now() const noexcept -> std::int64_t { return clock_(); }
+
+  /// is_ejected: whether the server is out (a probe may be due).
+  [[nodiscard]] static auto is_ejected(const ServerHealth& health) noexcept -> bool {
+    return health.ejected_until.load(std::memory_order_relaxed) != 0;
+  }
+
+  /// try_probe: whether this request may probe the ejected server: its retry
+  /// interval has passed and no other request holds a live lease on it. The
+  /// winner must record its outcome (record) or release the lease.
+  [[nodiscard]] auto try_probe(ServerHealth& health) const noexcept -> bool {
+    const std::int64_t until = health.ejected_until.load(std::memory_order_acquire);
+    if (until == 0) {
+      return false;
+    }
+    const std::int64_t now = clock_();
+    if (now < until) {
+      return false;
+    }
+    std::int64_t lease = health.probe_until.load(std::memory_order_acquire);
+    if (lease != 0 && now < lease) {
+      return false;
+    }
+    return health.probe_until.compare_exchange_strong(lease, now + lease_ns_,
+                                                      std::memory_order_acq_rel);
+  }
+
+  /// release_probe: gives a won lease back without an outcome.
+  static void release_probe(ServerHealth& health) noexcept {
+    health.probe_until.store(0, std::memory_order_release);
+  }
+
+  /// record: one request's outcome. `server_failure`: a timeout or connection
+  /// failure; `probe`: the request held the probe lease. Answers whether this
+  /// outcome ejected a healthy server.
+  auto record(ServerHealth& health, bool server_failure, bool probe) const noexcept -> bool {
+    bool ejected = false;
+    if (server_failure) {
+      const std::uint32_t failures =
+          health.consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (probe || failures >= failure_limit_) {
+        const std::int64_t before =
+            health.ejected_until.exchange(clock_() + retry_ns_, std::memory_order_acq_rel);
+        if (before == 0) {
+          health.ejections.fetch_add(1, std::memory_order_relaxed);
+          ejected = true;
+        }
+      }
+    } else {
+      health.consecutive_failures.store(0, std::memory_order_relaxed);
+      if (probe) {
+        health.ejected_until.store(0, std::memory_order_release);
+      }
+    }
+    if (probe) {
+      release_probe(health);
+    }
+    return ejected;
+  }
+
+ private:
+  [[nodiscard]] static auto to_ns(std::chrono::milliseconds duration) noexcept -> std::int64_t {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
+  }
+
+  std::uint32_t failure_limit_;
+  std::int64_t retry_ns_;
+  std::int64_t lease_ns_;
+  HealthClock clock_;
+};
+
+/// HealthRegistry: one ServerHealth per endpoint (host:port), shared by a
+/// family of clients, so that a membership change keeps the health and
+/// counters of the servers that stay. Thread-safe.
+class HealthRegistry {
+ public:
+  /// acquire: the health of each of `servers`, in order. Entries no client
+  /// holds any more are forgotten here (fleets whose addresses churn), once
+  /// per call: O((n + m) log m) for n servers and m entries.
+  [[nodiscard]] auto acquire(std::span<const Server> servers)
+      -> std::vector<std::shared_ptr<ServerHealth>> {
+    std::vector<std::shared_ptr<ServerHealth>> out;
+    out.reserve(servers.size());
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(entries_, [](const auto& entry) { return entry.second.expired(); });
+    for (const Server& server : servers) {
+      std::weak_ptr<ServerHealth>& slot = entries_[server.endpoint()];
+      std::shared_ptr<ServerHealth> health = slot.lock();
+      if (!health) {
+        health = std::make_shared<ServerHealth>();
+        slot = health;
+      }
+      out.push_back(std::move(health));
+    }
+    return out;
+  }
+
+  /// size: the endpoints remembered now (some may be unused until the next
+  /// acquire).
+  [[nodiscard]] auto size() const -> std::size_t {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::weak_ptr<ServerHealth>> entries_;
+};
+
+}  // namespace detail
+}  // namespace memshard
+
+#endif  // MEMSHARD_CLIENT_SERVER_HEALTH_HPP_
