@@ -489,6 +489,36 @@ TEST_F(FailureTest, ServersThatNeverAcceptCostOneDeadlineInAMultiGet) {
   }
 }
 
+TEST_F(FailureTest, AMultiGetReportsTheFirstRealCauseOfAServersFailure) {
+  // A server with several keys in one multi-get: its first key's connect
+  // fails (refused, or timed out); the later keys must not report
+  // libmemcached's own "disabled until timed retry" instead.
+  const DeadPort hole;
+  const std::uint16_t refused_port = memshard::testing::detail::free_port();
+  const std::vector<Server> list = {
+      memshard::parse_server(servers_[0].spec()),
+      memshard::parse_server("127.0.0.1:" + std::to_string(refused_port)), hole.server()};
+  ClientOptions base = options(FailurePolicy::kFailFast);
+  base.connect_timeout = milliseconds(200);
+  base.io_timeout = milliseconds(100);
+  // (MultiGetMode::kPerServer still reports the retry clock: a per-server
+  // handle gives no hook between its keys.)
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list, with_mode(base, MultiGetMode::kPolled));
+  const std::vector<std::string> keys = keys_on_each(client, 3);
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  const memshard::MultiGetResult result = client.get_multi(views);
+  for (std::size_t i = 3; i < keys.size(); ++i) {
+    const memshard::Status& status = result.statuses[i];
+    EXPECT_EQ(status.message().find("TIMED RETRY"), std::string::npos) << status;
+    if (i < 6) {
+      EXPECT_EQ(status.rc(), MEMCACHED_CONNECTION_FAILURE) << status;
+    } else {
+      EXPECT_EQ(status.code(), Errc::kTimeout) << status;
+    }
+  }
+}
+
 TEST_F(FailureTest, AMultiGetEndsByItsDeadlineWhateverHangs) {
   // Connections that hang use up part of the deadline, a server that never
   // replies the rest: the call still ends by connect + I/O timeout (1.5 s),
@@ -708,6 +738,37 @@ TEST_F(FailureTest, AThrowingCallbackDoesNotStrandTheProbe) {
       std::runtime_error);
   // The server is probed again and comes back.
   EXPECT_TRUE(eventually([&] { return client.get(keys[0]).ok(); }, kRetryInterval * 10));
+  EXPECT_FALSE(client.stats()[1].ejected);
+}
+
+TEST_F(FailureTest, AFailureCallbackThatThrowsWhileRoutingGivesTheProbeBack) {
+  // Server 1 is due a probe and server 2 is freshly ejected. A multi-get
+  // routes server 1's key first (winning its probe lease), then reports
+  // server 2's key as refused, and that callback throws: the lease must not
+  // stay with the abandoned call.
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list(), options(FailurePolicy::kFailFast));
+  const auto on_1 = keys_on(client, 1, 1);
+  const auto on_2 = keys_on(client, 2, 1);
+  ASSERT_TRUE(client.set(on_1[0], "v").ok());
+  {
+    const StoppedProcess stopped(servers_[1].pid());
+    while (client.get(on_1[0]).code() != Errc::kServerEjected) {
+    }
+  }
+  let_pass(Clock::now(), kRetryInterval);
+  servers_[2].stop();
+  while (client.get(on_2[0]).code() != Errc::kServerEjected) {
+  }
+  const std::vector<std::string_view> views = {on_1[0], on_2[0]};
+  EXPECT_THROW(
+      client.visit_multi(
+          views, [](std::size_t, const memshard::ItemView&) {},
+          [](std::size_t, const memshard::Status&) { throw std::runtime_error("caller failed"); }),
+      std::runtime_error);
+  // At once, not after the lease runs out: the next request probes and wins.
+  const auto hit = client.get(on_1[0]);
+  ASSERT_TRUE(hit.ok()) << hit.status();
   EXPECT_FALSE(client.stats()[1].ejected);
 }
 

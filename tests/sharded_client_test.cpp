@@ -519,6 +519,87 @@ TYPED_TEST(ShardedClientTest, ReconfigureMovesToTheNewPlacementOrKeepsTheOld) {
   }
 }
 
+TYPED_TEST(ShardedClientTest, EveryClientOfAFamilyFollowsAReconfigureMadeOnAnyOfThem) {
+  auto servers = Fleet::list();
+  std::vector<Server> three(servers.begin(), servers.begin() + 3);
+  ClientOptions options;
+  options.protocol = TypeParam::protocol;
+  typename TestFixture::Client a(three, options);
+  auto b = a.clone();  // taken before the change
+  auto c = b.clone();
+  ASSERT_TRUE(b.set("warm", "v").ok());  // b has connections to the old list
+  c.reconfigure(servers);                // made on a clone, seen by all
+  const typename TypeParam::Locator expected(servers);
+  for (auto* client : {&a, &b, &c}) {
+    EXPECT_EQ(client->servers().size(), 4U);
+    EXPECT_EQ(client->locator().get(), c.locator().get());
+    EXPECT_EQ(client->snapshot()->generation, c.snapshot()->generation);
+  }
+  std::size_t moved = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string key = "family:" + std::to_string(i);
+    ASSERT_EQ(b.server_index_for(key), expected.locate(key)) << key;
+    ASSERT_EQ(a.server_for(key).port, servers[expected.locate(key)].port) << key;
+    moved += typename TypeParam::Locator(three).locate(key) != expected.locate(key) ? 1U : 0U;
+  }
+  EXPECT_GT(moved, 0U) << "the test needs keys that the fourth server takes";
+  // b writes through the new placement from its next operation on.
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "family:" + std::to_string(i);
+    ASSERT_TRUE(b.set(key, "new").ok());
+    EXPECT_TRUE(Fleet::holds(expected.locate(key), key)) << key;
+  }
+  const std::vector<std::string_view> views = {"family:1", "family:2", "family:3"};
+  EXPECT_EQ(a.get_multi(views).hits(), 3U);
+  // A reconfigure that fails changes nobody.
+  EXPECT_THROW(a.reconfigure({}), ConfigError);
+  EXPECT_EQ(c.servers().size(), 4U);
+}
+
+TYPED_TEST(ShardedClientTest, ACallRunningDuringAReconfigureFinishesOnItsSnapshot) {
+  auto servers = Fleet::list();
+  std::vector<Server> three(servers.begin(), servers.begin() + 3);
+  for (const MultiGetMode mode : kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    Fleet::flush();
+    ClientOptions options = with_mode({}, mode);
+    options.protocol = TypeParam::protocol;
+    typename TestFixture::Client client(three, options);
+    auto other = client.clone();
+    std::vector<std::string> keys;
+    for (int i = 0; i < 60; ++i) {
+      keys.push_back("inflight:" + std::to_string(i));
+      ASSERT_TRUE(client.set(keys.back(), "old").ok());
+    }
+    // Another client of the family moves to four servers while this call
+    // reads: the call keeps reading where its snapshot placed the keys.
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::size_t hits = 0;
+    client.visit_multi(
+        views,
+        [&](std::size_t, const memshard::ItemView& item) {
+          if (hits++ == 0) {
+            other.reconfigure(servers);
+          }
+          EXPECT_EQ(item.value, "old");
+        },
+        [&](std::size_t index, const memshard::Status& status) {
+          ADD_FAILURE() << keys[index] << ": " << status;
+        });
+    EXPECT_EQ(hits, keys.size());
+    EXPECT_EQ(client.servers().size(), 4U);
+    // The next call uses the new placement: keys the fourth server took miss.
+    const auto after = client.get_multi(views);
+    const typename TypeParam::Locator old_ring(three);
+    const typename TypeParam::Locator new_ring(servers);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const bool stayed =
+          servers[new_ring.locate(keys[i])].port == three[old_ring.locate(keys[i])].port;
+      EXPECT_EQ(after.items[i].has_value(), stayed) << keys[i];
+    }
+  }
+}
+
 TYPED_TEST(ShardedClientTest, MakeClientKeepsItsProfileAcrossReconfiguration) {
   // libmemcached-ketama: 100 one_at_a_time points per server, not the md5 ring.
   auto servers = Fleet::list();
@@ -580,6 +661,24 @@ TEST(ShardedClientConstructionTest, ConfigurationMistakesThrow) {
       memshard::ShardedClient<FirstServer>(two, std::make_shared<const FirstServer>(), options),
       ConfigError);
   EXPECT_NO_THROW(KetamaClient(two, options));
+}
+
+TEST(ShardedClientConstructionTest, AHostLibmemcachedWouldRefuseIsRefusedAtConstruction) {
+  // libmemcached takes host names of up to 1,024 bytes; a longer one used to
+  // pass, then make the first operation throw.
+  Server longest{std::string(memshard::detail::kMaxWireHost, 'h'), 11211, 1, ""};
+  Server too_long{std::string(memshard::detail::kMaxWireHost + 1, 'h'), 11211, 1, ""};
+  ClientOptions options;
+  options.connect_timeout = std::chrono::milliseconds(50);
+  options.io_timeout = std::chrono::milliseconds(50);
+  EXPECT_THROW(KetamaClient({too_long}, options), ConfigError);
+  KetamaClient client({longest}, options);
+  EXPECT_THROW(client.reconfigure({longest, too_long}), ConfigError);
+  EXPECT_EQ(client.servers().size(), 1U);
+  // The longest accepted name fails as a lookup, as a value: no throw.
+  memshard::Result<std::optional<memshard::Item>> hit = client.get("k");
+  EXPECT_NO_THROW(hit = client.get("k"));
+  EXPECT_TRUE(memshard::is_server_failure(hit.code())) << hit.status();
 }
 
 TEST(ShardedClientConstructionTest, AnExplicitLocatorNeedsAnExplicitReplacement) {

@@ -13,6 +13,7 @@
 #include "memshard/ketama_locator.hpp"
 #include "memshard/key.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/make_client.hpp"
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles.hpp"
 #include "memshard/rendezvous_locator.hpp"

@@ -27,6 +27,7 @@
 #include <new>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "memshard/client_options.hpp"
 #include "memshard/detail/clock.hpp"
@@ -43,6 +44,11 @@ struct FanRoutes {
   /// server at its first key, so that is where the connect timeout is cut to
   /// what is left of the call's deadline.
   static constexpr std::uint32_t kFirst = 1U << 31;
+  /// Marks a server's second key: by then its first key's connect has been
+  /// tried, and a failure there is its real cause. libmemcached's own retry
+  /// clock answers the later keys with SERVER_TEMPORARILY_DISABLED, recorded
+  /// over it.
+  static constexpr std::uint32_t kSecond = 1U << 30;
 
   const char* const* keys = nullptr;       ///< the request's key pointers
   const std::size_t* lengths = nullptr;    ///< and lengths
@@ -53,6 +59,37 @@ struct FanRoutes {
   std::int64_t deadline_ns = 0;          ///< steady_clock
   std::uint64_t connect_timeout_ms = 0;  ///< the configured connect timeout
   std::uint64_t poll_ms = 0;             ///< the handle's poll timeout now
+  /// Per server: the first failure recorded on its connection during the
+  /// request (MEMCACHED_SUCCESS when none), and the errno then.
+  std::vector<memcached_return_t> causes;
+  std::vector<int> errnos;
+
+  /// begin: a request over `server_count` servers starts.
+  void begin(std::size_t server_count) {
+    causes.assign(server_count, MEMCACHED_SUCCESS);
+    errnos.assign(server_count, 0);
+  }
+
+  /// note_cause: records server `s`'s failure so far, if it has one and no
+  /// earlier one was recorded.
+  void note_cause(std::uint32_t s) noexcept {
+    const memcached_return_t rc =
+        memcached_server_error_return(memcached_server_instance_by_position(memc, s));
+    if (s < causes.size() && memcached_failed(rc) && memcached_success(causes[s])) {
+      causes[s] = rc;
+      errnos[s] = memcached_last_error_errno(memc);
+    }
+  }
+
+  /// cause: the real failure of server `s` when its connection reports `own`:
+  /// `own`, unless that is libmemcached's retry clock refusing after a
+  /// failure recorded earlier in the request.
+  [[nodiscard]] auto cause(std::size_t s, memcached_return_t own) const noexcept
+      -> memcached_return_t {
+    const bool clock =
+        own == MEMCACHED_SERVER_TEMPORARILY_DISABLED || own == MEMCACHED_SERVER_MARKED_DEAD;
+    return clock && s < causes.size() && memcached_failed(causes[s]) ? causes[s] : own;
+  }
 
   /// left_ms: what is left of the deadline, in whole ms (0 once past it).
   [[nodiscard]] auto left_ms() const noexcept -> std::uint64_t {
@@ -105,12 +142,14 @@ inline auto fan_server(const char* key, std::size_t length, void* context) -> st
   if (left < routes.poll_ms) {
     routes.set_poll(left);
   }
-  std::uint32_t server = routes.servers[at];
-  if ((server & FanRoutes::kFirst) != 0) {
-    server &= ~FanRoutes::kFirst;
+  const std::uint32_t route = routes.servers[at];
+  const std::uint32_t server = route & ~(FanRoutes::kFirst | FanRoutes::kSecond);
+  if ((route & FanRoutes::kFirst) != 0) {
     (void)memcached_behavior_set(
         routes.memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
         std::min(std::max<std::uint64_t>(left, 1), routes.connect_timeout_ms));
+  } else if ((route & FanRoutes::kSecond) != 0) {
+    routes.note_cause(server);
   }
   return server;
 }

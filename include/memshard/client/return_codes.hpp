@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CLIENT_RETURN_CODES_HPP_
+#define MEMSHARD_CLIENT_RETURN_CODES_HPP_
+
+// client/return_codes.hpp: libmemcached's return codes as memshard's Errc, and
+// the one workaround every read path needs to keep them (keep_fetch_code).
+
+#include <libmemcached-1.0/memcached.h>
+
+#include "memshard/result.hpp"
+
+namespace memshard::detail {
+
+/// keep_fetch_code: call before memcached_fetch_result. When a reply breaks
+/// off (an ERROR or SERVER_ERROR line, a malformed value) before the fetch has
+/// returned any result since its last end, libmemcached 1.1 reports
+/// MEMCACHED_NOTFOUND, as if every key were a miss; it keeps the real code when
+/// the result's count of returned values is not 0, and the count means nothing
+/// else to the fetch.
+inline void keep_fetch_code(memcached_result_st& result) noexcept {
+  if (result.count == 0) {
+    result.count = 1;
+  }
+}
+
+/// to_errc: libmemcached's return code as an Errc.
+[[nodiscard]] inline auto to_errc(memcached_return_t rc) noexcept -> Errc {
+  switch (rc) {
+    case MEMCACHED_SUCCESS:
+    case MEMCACHED_STORED:
+    case MEMCACHED_DELETED:
+    case MEMCACHED_END:
+    case MEMCACHED_BUFFERED:
+      return Errc::kOk;
+    case MEMCACHED_NOTFOUND:
+      return Errc::kNotFound;
+    case MEMCACHED_NOTSTORED:
+      return Errc::kNotStored;
+    case MEMCACHED_DATA_EXISTS:
+      return Errc::kExists;
+    case MEMCACHED_E2BIG:
+      return Errc::kValueTooLarge;
+    case MEMCACHED_TIMEOUT:
+      return Errc::kTimeout;
+    case MEMCACHED_CONNECTION_FAILURE:
+    case MEMCACHED_CONNECTION_BIND_FAILURE:
+    case MEMCACHED_CONNECTION_SOCKET_CREATE_FAILURE:
+    case MEMCACHED_HOST_LOOKUP_FAILURE:
+    case MEMCACHED_READ_FAILURE:
+    case MEMCACHED_WRITE_FAILURE:
+    case MEMCACHED_ERRNO:
+    case MEMCACHED_PARTIAL_READ:
+    case MEMCACHED_SERVER_MARKED_DEAD:
+    case MEMCACHED_SERVER_TEMPORARILY_DISABLED:
+    case MEMCACHED_NO_SERVERS:
+      return Errc::kConnectionFailure;
+    case MEMCACHED_CLIENT_ERROR:
+    case MEMCACHED_BAD_KEY_PROVIDED:
+    case MEMCACHED_KEY_TOO_BIG:
+    case MEMCACHED_INVALID_ARGUMENTS:
+      return Errc::kInvalidArgument;
+    case MEMCACHED_SERVER_ERROR:
+    case MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE:
+    case MEMCACHED_MEMORY_ALLOCATION_FAILURE:
+      return Errc::kServerError;
+    case MEMCACHED_UNKNOWN_READ_FAILURE:
+      // A reply libmemcached could not interpret, such as a binary-protocol
+      // error status it does not know; socket failures have their own codes.
+    default:
+      return Errc::kProtocolError;
+  }
+}
+
+}  // namespace memshard::detail
+
+#endif  // MEMSHARD_CLIENT_RETURN_CODES_HPP_
