@@ -54,7 +54,7 @@ auto options(FailurePolicy policy) -> ClientOptions {
   out.io_timeout = kIoTimeout;
   out.retry_interval = kRetryInterval;
   out.failure_limit = 2;
-  out.policy = policy;
+  out.failure_policy = policy;
   return out;
 }
 

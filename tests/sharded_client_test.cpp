@@ -656,7 +656,7 @@ TEST(ShardedClientConstructionTest, ConfigurationMistakesThrow) {
                ConfigError);
   // Failover needs a locator that can skip a server.
   options = {};
-  options.policy = memshard::FailurePolicy::kFailover;
+  options.failure_policy = memshard::FailurePolicy::kFailover;
   EXPECT_THROW(
       memshard::ShardedClient<FirstServer>(two, std::make_shared<const FirstServer>(), options),
       ConfigError);

@@ -53,7 +53,8 @@ struct ClientOptions {
   std::uint32_t failure_limit = 2;
   /// How long an ejected server is left alone before one request probes it.
   std::chrono::milliseconds retry_interval{2000};
-  FailurePolicy policy = FailurePolicy::kFailFast;
+  /// What happens to the keys of an ejected server.
+  FailurePolicy failure_policy = FailurePolicy::kFailFast;
   /// Values above this size are refused before they reach the wire. Keep it at
   /// or below the servers' item size limit (memcached -I, 1 MiB by default,
   /// which includes the key and ~50 bytes of item header): a server that

@@ -430,7 +430,7 @@ class ShardedClient {
 
   void check_policy() const {
     if constexpr (!FailoverLocator<L>) {
-      if (options_.policy == FailurePolicy::kFailover) {
+      if (options_.failure_policy == FailurePolicy::kFailover) {
         detail::throw_config_error("failover needs a locator with locate_avoiding()",
                                    "FailurePolicy::kFailover");
       }
@@ -447,7 +447,7 @@ class ShardedClient {
     if (!locator) {
       detail::throw_config_error("locator factory returned no locator", "ShardedClient");
     }
-    if (options_.policy == FailurePolicy::kFailover && !detail::locator_can_fail_over(*locator)) {
+    if (options_.failure_policy == FailurePolicy::kFailover && !detail::locator_can_fail_over(*locator)) {
       detail::throw_config_error(
           "failover needs a locator that can place keys around ejected "
           "servers (this one wraps a locator without locate_avoiding())",

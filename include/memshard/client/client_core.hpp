@@ -99,7 +99,7 @@ class ClientCore {
     if (policy_.try_probe(own)) {
       return Route{primary, true, Status()};
     }
-    if (failover && options().policy == FailurePolicy::kFailover) {
+    if (failover && options().failure_policy == FailurePolicy::kFailover) {
       if (!avoid_ready_) {
         for (std::size_t s = 0; s < avoid_.size(); ++s) {
           avoid_[s] = HealthPolicy::is_ejected(health(s)) ? 1 : 0;
