@@ -10,15 +10,81 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "memshard/any_locator.hpp"
 #include "memshard/hashers.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/profiles.hpp"
 #include "support/fleet.hpp"
+#include "support/locator_conformance.hpp"
+
+namespace memshard::testing {
+
+template <class Hash, KetamaOptions kOptions, bool kWeighted = true>
+struct KetamaOf {
+  using Locator = KetamaLocator<Hash>;
+  static auto make(std::span<const Server> servers) -> Locator {
+    return Locator(servers, kOptions);
+  }
+  static constexpr bool kWeights = kWeighted;
+};
+
+// libketama (md5 x4, float32 weights) and rings of one point per string, in
+// every point format, count, tie rule and search direction.
+inline constexpr KetamaOptions kLibketama{};
+inline constexpr KetamaOptions kFixedKeyHash{.points_per_server = 100,
+                                             .format = PointFormat::kLibmemcached,
+                                             .point_hash = PointHash::kKeyHash,
+                                             .count = PointCount::kFixed};
+inline constexpr KetamaOptions kSlashHostPortMd5x4{.points_per_server = 160,
+                                                   .format = PointFormat::kSlashHostPort,
+                                                   .point_hash = PointHash::kMd5x4,
+                                                   .count = PointCount::kFixed,
+                                                   .ties = TieBreak::kLastServer};
+inline constexpr KetamaOptions kNamedByNameOrder{.points_per_server = 160,
+                                                 .format = PointFormat::kNameOrLibmemcached,
+                                                 .point_hash = PointHash::kMd5x4,
+                                                 .count = PointCount::kWeightedFloat32,
+                                                 .ties = TieBreak::kNameOrder};
+inline constexpr KetamaOptions kDalliLike{.points_per_server = 160,
+                                          .format = PointFormat::kNameColon,
+                                          .point_hash = PointHash::kSha1,
+                                          .count = PointCount::kWeightedShare,
+                                          .ties = TieBreak::kFirstServer,
+                                          .search = RingSearch::kLastAtOrBefore};
+inline constexpr KetamaOptions kChainedScaled{.points_per_server = 150,
+                                              .format = PointFormat::kHostNulPortChained,
+                                              .point_hash = PointHash::kCrc32,
+                                              .count = PointCount::kScaledWeight};
+inline constexpr KetamaOptions kNameKeyHash{.points_per_server = 40,
+                                            .format = PointFormat::kName,
+                                            .point_hash = PointHash::kKeyHash,
+                                            .count = PointCount::kFixed};
+
+using Rings = ::testing::Types<KetamaOf<Md5, kLibketama>, KetamaOf<OneAtATime, kLibketama>,
+                               KetamaOf<Crc32, kFixedKeyHash>, KetamaOf<OneAtATime, kFixedKeyHash>,
+                               KetamaOf<Md5, kSlashHostPortMd5x4>, KetamaOf<Md5, kNamedByNameOrder>,
+                               KetamaOf<Crc32, kDalliLike>, KetamaOf<Crc32, kChainedScaled>,
+                               KetamaOf<Murmur, kNameKeyHash>, KetamaOf<Fnv1a_32, kNameKeyHash>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Ketama, LocatorConformanceTest, Rings);
+INSTANTIATE_TYPED_TEST_SUITE_P(Ketama, BatchLocatorConformanceTest, Rings);
+INSTANTIATE_TYPED_TEST_SUITE_P(Ketama, FailoverLocatorConformanceTest, Rings);
+
+// Rings whose point counts do not depend on the other servers: a list without
+// one server keeps every other point.
+using ConsistentRings =
+    ::testing::Types<KetamaOf<Crc32, kFixedKeyHash>, KetamaOf<OneAtATime, kFixedKeyHash>,
+                     KetamaOf<Md5, kSlashHostPortMd5x4>, KetamaOf<Crc32, kChainedScaled>,
+                     KetamaOf<Murmur, kNameKeyHash>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Ketama, ConsistentLocatorConformanceTest, ConsistentRings);
+
+}  // namespace memshard::testing
 
 namespace {
 
@@ -383,6 +449,124 @@ TEST(KetamaLocatorTest, LocateManyEqualsLocateKeyByKey) {
       ASSERT_EQ(any_out[i], md5_out[i]) << servers << " servers, " << keys[i];
     }
   }
+}
+
+}  // namespace
+
+// The search, tie and point rules the peer rings use.
+namespace {
+
+using memshard::testing::FleetShape;
+using memshard::testing::random_ascii_keys;
+using memshard::testing::random_fleet;
+
+TEST(KetamaLocatorSearchTest, LastAtOrBeforeMatchesBruteForce) {
+  std::mt19937 rng(5);
+  for (const std::size_t n : {2U, 5U, 30U}) {
+    const auto servers = random_fleet(rng, n, FleetShape{.weights = true});
+    const auto ring = memshard::profiles::dalli(servers);
+    // Dalli's ring from its definition: floor(N*160*w/W) points "host:port:i",
+    // SHA-1 big-endian prefix.
+    double total = 0;
+    for (const Server& server : servers) {
+      total += server.weight;
+    }
+    std::vector<std::pair<std::uint32_t, std::size_t>> points;
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      const auto count =
+          static_cast<std::size_t>(static_cast<double>(n) * 160 * servers[s].weight / total);
+      for (std::size_t i = 0; i < count; ++i) {
+        points.emplace_back(
+            memshard::Sha1{}(servers[s].host + ":" + std::to_string(servers[s].port) + ":" +
+                             std::to_string(i)),
+            s);
+      }
+    }
+    std::sort(points.begin(), points.end());
+    for (const std::string& key : random_ascii_keys(rng, 3000)) {
+      const std::uint32_t hash = Crc32{}(key);
+      auto above = std::upper_bound(points.begin(), points.end(), hash,
+                                    [](std::uint32_t h, const auto& p) { return h < p.first; });
+      const std::size_t expected =
+          above == points.begin() ? points.back().second : std::prev(above)->second;
+      ASSERT_EQ(ring.locate(key), expected) << key;
+    }
+  }
+}
+
+// A hasher that puts every point string on the same position: every key then
+// goes to the tie winner.
+struct Constant {
+  static constexpr auto name() noexcept -> std::string_view { return "constant"; }
+  constexpr auto operator()(std::string_view) const noexcept -> std::uint32_t { return 7; }
+};
+
+TEST(KetamaLocatorTiesTest, NameOrderIsLengthThenBytes) {
+  const auto servers = memshard::parse_servers("h1:1:1:bbb,h2:1:1:aa,h3:1:1:ccc,h4:1:1:ab");
+  KetamaOptions options{.points_per_server = 4,
+                        .format = PointFormat::kNameOrLibmemcached,
+                        .point_hash = memshard::PointHash::kKeyHash,
+                        .count = memshard::PointCount::kFixed,
+                        .ties = memshard::TieBreak::kNameOrder};
+  EXPECT_EQ(KetamaLocator<Constant>(servers, options).locate_hash(0), 1U);  // "aa"
+  options.ties = memshard::TieBreak::kLastServer;
+  EXPECT_EQ(KetamaLocator<Constant>(servers, options).locate_hash(0), 3U);
+  // Unnamed servers are named "host", or "host:port" off 11211.
+  const auto unnamed = memshard::parse_servers("long-host:11211,b:11212,a:11211");
+  options.ties = memshard::TieBreak::kNameOrder;
+  EXPECT_EQ(KetamaLocator<Constant>(unnamed, options).locate_hash(0), 2U);  // "a"
+}
+
+TEST(ChainedPointsTest, EachPointHashesThePreviousOne) {
+  const Server server{"10.0.0.1", 11211, 1, ""};
+  const std::string prefix = std::string("10.0.0.1") + '\0' + "11211";
+  auto le32 = [](std::uint32_t v) {
+    std::string out;
+    for (unsigned shift = 0; shift < 32; shift += 8) {
+      out.push_back(static_cast<char>((v >> shift) & 0xFFU));
+    }
+    return out;
+  };
+  const std::uint32_t p0 = Crc32{}(prefix + le32(0));
+  const std::uint32_t p1 = Crc32{}(prefix + le32(p0));
+  EXPECT_EQ(KetamaLocator<Crc32>::point_string(server, 0, PointFormat::kHostNulPortChained),
+            prefix + le32(0));
+  EXPECT_EQ(KetamaLocator<Crc32>::point_string(server, 2, PointFormat::kHostNulPortChained),
+            prefix + le32(p1));
+  const auto ring = memshard::profiles::cache_memcached_fast_ketama(
+      std::vector<Server>{server, Server{"10.0.0.2", 11211, 1, ""}}, 3);
+  std::set<std::uint32_t> values;
+  for (const auto& point : ring.points()) {
+    values.insert(point.value);
+  }
+  EXPECT_TRUE(values.contains(p0) && values.contains(p1));
+}
+
+TEST(PointCountTest, ShareAndScaledWeightCounts) {
+  const auto servers = memshard::parse_servers("a:1:1,b:1:1,c:1:2");
+  const KetamaOptions share = memshard::profiles::dalli_options();
+  EXPECT_EQ(KetamaLocator<Crc32>::point_count(servers, 0, share), 120U);  // 3*160*1/4
+  EXPECT_EQ(KetamaLocator<Crc32>::point_count(servers, 2, share), 240U);
+  const KetamaOptions scaled = memshard::profiles::cache_memcached_fast_ketama_options(150);
+  const auto fractional = memshard::parse_servers("a:1:0.5,b:1:2.5");
+  EXPECT_EQ(KetamaLocator<Crc32>::point_count(fractional, 0, scaled), 75U);
+  EXPECT_EQ(KetamaLocator<Crc32>::point_count(fractional, 1, scaled), 375U);
+}
+
+TEST(PeerValidationTest, RingOptionsThatCannotAgreeAreRefused) {
+  const auto servers = memshard::parse_servers("a:1,b:1");
+  KetamaOptions options = memshard::profiles::dalli_options();
+  options.points_per_server = std::size_t{1} << 40U;
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  options = memshard::profiles::dalli_options();
+  options.point_hash = memshard::PointHash::kMd5x4;  // with a share count: not a multiple of 4
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  options = memshard::profiles::cache_memcached_fast_ketama_options(100);
+  options.point_hash = memshard::PointHash::kKeyHash;  // chained strings are CRC-32 points only
+  EXPECT_THROW(static_cast<void>(KetamaLocator<Crc32>(servers, options)), ConfigError);
+  // A weight far beyond what float32 counts can hold gets no wrapped count.
+  EXPECT_EQ(memshard::weighted_point_count(1, 1, std::size_t{1} << 30U, std::size_t{1} << 40U),
+            std::numeric_limits<std::size_t>::max());
 }
 
 }  // namespace

@@ -2,15 +2,51 @@
 #include "memshard/modulo_locator.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "memshard/hashers.hpp"
 #include "memshard/locator.hpp"
 #include "support/fleet.hpp"
+#include "support/locator_conformance.hpp"
+
+namespace memshard::testing {
+
+template <class Hash, bool kWeighted>
+struct ModuloOf {
+  using Locator = ModuloLocator<Hash>;
+  static auto make(std::span<const Server> servers) -> Locator {
+    return Locator(servers, ModuloOptions{.weighted = kWeighted});
+  }
+  static constexpr bool kWeights = true;
+};
+
+// An explicit bucket list: the servers in reverse order, the first one twice.
+struct ModuloReversedBuckets {
+  using Locator = ModuloLocator<OneAtATime>;
+  static auto make(std::span<const Server> servers) -> Locator {
+    ModuloBuckets buckets;
+    for (std::size_t i = servers.size(); i-- > 0;) {
+      buckets.servers.push_back(static_cast<std::uint32_t>(i));
+    }
+    buckets.servers.push_back(0);
+    return Locator(servers, std::move(buckets));
+  }
+};
+
+using Modulos = ::testing::Types<ModuloOf<Crc32, false>, ModuloOf<OneAtATime, false>,
+                                 ModuloOf<Md5, false>, ModuloOf<Fnv1a_32, false>,
+                                 ModuloOf<LibmemcachedCrc, true>, ModuloOf<Fold15<Crc32>, true>,
+                                 ModuloOf<JavaStringHash, false>, ModuloReversedBuckets>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Modulo, LocatorConformanceTest, Modulos);
+INSTANTIATE_TYPED_TEST_SUITE_P(Modulo, FailoverLocatorConformanceTest, Modulos);
+
+}  // namespace memshard::testing
 
 namespace {
 

@@ -82,6 +82,21 @@ inline auto random_keys(std::mt19937& rng, std::size_t count, std::size_t max_le
   return keys;
 }
 
+/// random_ascii_keys: `count` keys of 1 to 60 printable ASCII bytes (0x21 to
+/// 0x7E).
+inline auto random_ascii_keys(std::mt19937& rng, std::size_t count) -> std::vector<std::string> {
+  std::vector<std::string> keys;
+  keys.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string key(1 + rng() % 60, 'a');
+    for (char& c : key) {
+      c = static_cast<char>(0x21 + rng() % 0x5E);
+    }
+    keys.push_back(key);
+  }
+  return keys;
+}
+
 }  // namespace memshard::testing
 
 #endif  // MEMSHARD_TESTS_SUPPORT_FLEET_HPP_

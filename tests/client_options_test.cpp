@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// client_options.hpp: Expiry (relative seconds up to 30 days, Unix times
+// beyond) and validate_options, without a server.
+#include "memshard/client_options.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "gtest/gtest.h"
+#include "memshard/errors.hpp"
+
+namespace {
+
+using memshard::ClientOptions;
+using memshard::ConfigError;
+using memshard::Expiry;
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using std::chrono::system_clock;
+
+constexpr std::time_t kThirtyDays = 60 * 60 * 24 * 30;
+
+auto unix_now() -> std::time_t {
+  return static_cast<std::time_t>(
+      std::chrono::duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
+}
+
+// The message of the ConfigError `call` throws ("" if it throws none).
+auto config_error_of(const std::function<void()>& call) -> std::string {
+  try {
+    call();
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+static_assert(Expiry{}.wire_value() == 0);
+static_assert(Expiry::never().wire_value() == 0);
+static_assert(noexcept(Expiry::never()) && noexcept(Expiry{}.wire_value()));
+
+TEST(ExpiryTest, NeverIsZero) {
+  EXPECT_EQ(Expiry{}.wire_value(), 0);
+  EXPECT_EQ(Expiry::never().wire_value(), 0);
+}
+
+TEST(ExpiryTest, DurationsUpToThirtyDaysAreRelativeSeconds) {
+  EXPECT_EQ(Expiry::after(seconds(1)).wire_value(), 1);
+  EXPECT_EQ(Expiry::after(seconds(60)).wire_value(), 60);
+  EXPECT_EQ(Expiry::after(minutes(5)).wire_value(), 300);
+  EXPECT_EQ(Expiry::after(hours(24)).wire_value(), 86400);
+  EXPECT_EQ(Expiry::after(hours(24 * 30)).wire_value(), kThirtyDays);  // the last relative one
+}
+
+TEST(ExpiryTest, LongerDurationsBecomeUnixTimes) {
+  for (const seconds duration :
+       {seconds(kThirtyDays + 1), seconds(hours(24 * 90)), seconds(hours(24 * 365 * 10))}) {
+    const std::time_t before = unix_now();
+    const std::time_t wire = Expiry::after(duration).wire_value();
+    const std::time_t after = unix_now();
+    EXPECT_GE(wire, before + duration.count()) << duration.count();
+    EXPECT_LE(wire, after + duration.count()) << duration.count();
+    EXPECT_GT(wire, kThirtyDays) << "would be read as relative seconds";
+  }
+}
+
+TEST(ExpiryTest, AtIsTheUnixTimeInWholeSeconds) {
+  EXPECT_EQ(Expiry::at(system_clock::from_time_t(2000000000)).wire_value(), 2000000000);
+  EXPECT_EQ(Expiry::at(system_clock::from_time_t(2000000000) + milliseconds(999)).wire_value(),
+            2000000000);
+  // The first time that memcached cannot mistake for relative seconds.
+  EXPECT_EQ(Expiry::at(system_clock::time_point(seconds(kThirtyDays + 1))).wire_value(),
+            kThirtyDays + 1);
+  const std::time_t before = unix_now();
+  const std::time_t wire = Expiry::at(system_clock::now() + hours(1)).wire_value();
+  EXPECT_GE(wire, before + 3600);
+  EXPECT_LE(wire, unix_now() + 3600);
+}
+
+TEST(ExpiryTest, NonPositiveDurationsAreRefused) {
+  for (const seconds duration : {seconds(0), seconds(-1), seconds(-5), seconds(hours(-24 * 90))}) {
+    const std::string message =
+        config_error_of([duration] { static_cast<void>(Expiry::after(duration)); });
+    EXPECT_NE(message.find("memshard: expiry duration must be positive"), std::string::npos)
+        << duration.count() << ": " << message;
+    EXPECT_NE(message.find(std::to_string(duration.count()) + " s"), std::string::npos) << message;
+  }
+}
+
+TEST(ExpiryTest, TimesMemcachedWouldReadAsRelativeAreRefused) {
+  for (const system_clock::time_point when :
+       {system_clock::time_point{}, system_clock::time_point(seconds(1)),
+        system_clock::time_point(seconds(kThirtyDays)),
+        system_clock::time_point(seconds(kThirtyDays) + milliseconds(999)),
+        system_clock::time_point(seconds(-1)), system_clock::time_point(hours(-24 * 365))}) {
+    const std::string message = config_error_of([when] { static_cast<void>(Expiry::at(when)); });
+    EXPECT_NE(message.find("memshard: expiry time is not a plausible date"), std::string::npos)
+        << when.time_since_epoch().count() << ": " << message;
+  }
+}
+
+TEST(ValidateOptionsTest, TheDefaultsAreValid) {
+  EXPECT_NO_THROW(memshard::validate_options(ClientOptions{}));
+  ClientOptions smallest;
+  smallest.connect_timeout = milliseconds(1);
+  smallest.io_timeout = milliseconds(1);
+  smallest.failure_limit = 1;
+  smallest.retry_interval = milliseconds(1);
+  smallest.max_value_size = 1;
+  EXPECT_NO_THROW(memshard::validate_options(smallest));
+}
+
+TEST(ValidateOptionsTest, EachNonPositiveSettingIsRefusedByName) {
+  struct Case {
+    std::string_view field;
+    std::function<void(ClientOptions&)> set;
+  };
+  const Case cases[] = {
+      {"connect_timeout must be positive: 0 ms",
+       [](ClientOptions& o) { o.connect_timeout = milliseconds(0); }},
+      {"connect_timeout must be positive: -5 ms",
+       [](ClientOptions& o) { o.connect_timeout = milliseconds(-5); }},
+      {"io_timeout must be positive: 0 ms",
+       [](ClientOptions& o) { o.io_timeout = milliseconds(0); }},
+      {"io_timeout must be positive: -1 ms",
+       [](ClientOptions& o) { o.io_timeout = milliseconds(-1); }},
+      {"failure_limit must be at least 1: 0", [](ClientOptions& o) { o.failure_limit = 0; }},
+      {"retry_interval must be positive: 0 ms",
+       [](ClientOptions& o) { o.retry_interval = milliseconds(0); }},
+      {"retry_interval must be positive: -2000 ms",
+       [](ClientOptions& o) { o.retry_interval = milliseconds(-2000); }},
+      {"max_value_size must be positive: 0", [](ClientOptions& o) { o.max_value_size = 0; }},
+  };
+  for (const Case& c : cases) {
+    ClientOptions options;
+    c.set(options);
+    const std::string message =
+        config_error_of([&options] { memshard::validate_options(options); });
+    EXPECT_EQ(message, "memshard: " + std::string(c.field));
+  }
+}
+
+}  // namespace
