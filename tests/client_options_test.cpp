@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -102,6 +103,18 @@ TEST(ExpiryTest, TimesMemcachedWouldReadAsRelativeAreRefused) {
     EXPECT_NE(message.find("memshard: expiry time is not a plausible date"), std::string::npos)
         << when.time_since_epoch().count() << ": " << message;
   }
+}
+
+TEST(ExpiryTest, TimesPastWhatMemcachedStoresAreRefused) {
+  // memcached reads exptime as a signed 32-bit number: 2038-01-19T03:14:07Z is
+  // the last time it takes.
+  using Clock = std::chrono::system_clock;
+  EXPECT_EQ(Expiry::at(Clock::time_point(seconds(2'147'483'647))).wire_value(), 2'147'483'647);
+  EXPECT_THROW((void)Expiry::at(Clock::time_point(seconds(2'147'483'648))), ConfigError);
+  EXPECT_THROW((void)Expiry::at(Clock::time_point(seconds(4'102'444'800))), ConfigError);
+  // A duration so long that now + duration would overflow is refused too.
+  EXPECT_THROW((void)Expiry::after(std::chrono::hours(24 * 365 * 300)), ConfigError);
+  EXPECT_THROW((void)Expiry::after(seconds(std::numeric_limits<seconds::rep>::max())), ConfigError);
 }
 
 TEST(ValidateOptionsTest, TheDefaultsAreValid) {

@@ -695,19 +695,4 @@ TEST(ShardedClientConstructionTest, AnExplicitLocatorNeedsAnExplicitReplacement)
   EXPECT_EQ(client.locator()->points().size(), 300U);
 }
 
-TEST(ExpiryTest, LongDurationsBecomeAbsoluteTimes) {
-  EXPECT_EQ(Expiry{}.wire_value(), 0);
-  EXPECT_EQ(Expiry::after(std::chrono::seconds(60)).wire_value(), 60);
-  EXPECT_EQ(Expiry::after(std::chrono::hours(24 * 30)).wire_value(), 60 * 60 * 24 * 30);
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  const auto ninety_days = Expiry::after(std::chrono::hours(24 * 90)).wire_value();
-  EXPECT_GE(ninety_days, now + 60 * 60 * 24 * 90 - 5);
-  EXPECT_LE(ninety_days, now + 60 * 60 * 24 * 90 + 5);
-  EXPECT_THROW((void)Expiry::after(std::chrono::seconds(0)), ConfigError);
-  EXPECT_THROW((void)Expiry::after(std::chrono::seconds(-5)), ConfigError);
-  EXPECT_THROW((void)Expiry::at(std::chrono::system_clock::time_point{}), ConfigError);
-}
-
 }  // namespace

@@ -102,7 +102,8 @@ class Expiry {
   /// never: the item stays until evicted.
   [[nodiscard]] static constexpr auto never() noexcept -> Expiry { return Expiry{}; }
 
-  /// after: `duration` from now; must be positive.
+  /// after: `duration` from now; must be positive and end by 2038-01-19
+  /// (see at).
   [[nodiscard]] static auto after(std::chrono::seconds duration) -> Expiry {
     if (duration.count() <= 0) {
       detail::throw_config_error("expiry duration must be positive",
@@ -111,15 +112,28 @@ class Expiry {
     if (duration <= kRelativeLimit) {
       return Expiry(static_cast<std::time_t>(duration.count()));
     }
-    return at(std::chrono::system_clock::now() + duration);
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    if (duration.count() > kLatest - now) {  // also keeps the sum from overflowing
+      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
+                                 std::to_string(duration.count()) + " s from now");
+    }
+    return Expiry(static_cast<std::time_t>(now + duration.count()));
   }
 
-  /// at: an absolute time; must be after 30 days past the Unix epoch.
+  /// at: an absolute time; must be after 30 days past the Unix epoch and no
+  /// later than memcached's last expiration time (2^31 - 1, 2038-01-19:
+  /// memcached reads exptime as a signed 32-bit number).
   [[nodiscard]] static auto at(std::chrono::system_clock::time_point when) -> Expiry {
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
     if (seconds <= kRelativeLimit.count()) {
       detail::throw_config_error("expiry time is not a plausible date", std::to_string(seconds));
+    }
+    if (seconds > kLatest) {
+      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
+                                 std::to_string(seconds));
     }
     return Expiry(static_cast<std::time_t>(seconds));
   }
@@ -129,6 +143,7 @@ class Expiry {
 
  private:
   static constexpr std::chrono::seconds kRelativeLimit{60 * 60 * 24 * 30};
+  static constexpr std::int64_t kLatest = 2'147'483'647;  // memcached's int32 exptime
 
   constexpr explicit Expiry(std::time_t value) noexcept : value_(value) {}
 
