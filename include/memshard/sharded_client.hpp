@@ -168,14 +168,14 @@ class ShardedClient {
   auto get(std::string_view key) -> Result<std::optional<Item>> {
     std::optional<Item> item;
     Status status = run("get", key, {}, [&](std::size_t server) {
-      detail::ConnectionPool& pool = core_.pool();
+      detail::MemcachedHandle& connection = core_.pool().handle(server);
       const char* keys[] = {key.data()};
       const std::size_t lengths[] = {key.size()};
-      memcached_return_t rc = memcached_mget(pool.handle(server).native_handle(), keys, lengths, 1);
+      memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
       if (memcached_success(rc)) {
-        rc = pool.fetch_all(server, [&item](std::string_view, const memcached_result_st& found) {
-          fill(item, found);
-        });
+        rc = detail::ConnectionPool::fetch_all(
+            connection,
+            [&item](std::string_view, const memcached_result_st& found) { fill(item, found); });
       }
       return rc;
     });
@@ -447,7 +447,8 @@ class ShardedClient {
     if (!locator) {
       detail::throw_config_error("locator factory returned no locator", "ShardedClient");
     }
-    if (options_.failure_policy == FailurePolicy::kFailover && !detail::locator_can_fail_over(*locator)) {
+    if (options_.failure_policy == FailurePolicy::kFailover &&
+        !detail::locator_can_fail_over(*locator)) {
       detail::throw_config_error(
           "failover needs a locator that can place keys around ejected "
           "servers (this one wraps a locator without locate_avoiding())",

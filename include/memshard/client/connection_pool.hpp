@@ -165,12 +165,11 @@ class ConnectionPool {
                                  static_cast<std::uint64_t>(options_.connect_timeout.count()));
   }
 
-  /// fetch_all: hands every result of an mget sent on server `s`'s handle to
-  /// `sink(key, result)`; answers the final code (MEMCACHED_SUCCESS when the
-  /// reply ended normally).
+  /// fetch_all: hands every result of an mget sent on `connection` (one of
+  /// this pool's handles) to `sink(key, result)`; answers the final code
+  /// (MEMCACHED_SUCCESS when the reply ended normally).
   template <class Sink>
-  auto fetch_all(std::size_t s, Sink&& sink) -> memcached_return_t {
-    MemcachedHandle& connection = handle(s);
+  static auto fetch_all(MemcachedHandle& connection, Sink&& sink) -> memcached_return_t {
     memcached_st* memc = connection.native_handle();
     memcached_result_st* result = connection.result();
     if (result == nullptr) {

@@ -73,35 +73,37 @@ class PerServerMultiGet {
       memcached_return_t rc = sent_[s];
       std::uint64_t hits = 0;
       if (memcached_success(rc)) {
-        pool.limit_wait(pool.handle(s).native_handle(), deadline);
+        MemcachedHandle& connection = pool.handle(s);
+        pool.limit_wait(connection.native_handle(), deadline);
         // memcached answers in request order, once per requested key (so also
         // once per duplicate), and skips misses: match by walking forward;
         // anything unexpected falls back to a scan for an unanswered key.
         std::size_t next = first;
-        rc = pool.fetch_all(s, [&](std::string_view key, const memcached_result_st& result) {
-          std::size_t k = next;
-          while (k < last && keys[order_[k]] != key) {
-            ++k;
-          }
-          if (k == last) {
-            for (k = first; k < last; ++k) {
-              if (keys[order_[k]] == key && answered_[k] == 0) {
-                break;
+        rc = ConnectionPool::fetch_all(
+            connection, [&](std::string_view key, const memcached_result_st& result) {
+              std::size_t k = next;
+              while (k < last && keys[order_[k]] != key) {
+                ++k;
               }
-            }
-            if (k == last) {
-              return;
-            }
-          } else {
-            next = k + 1;
-          }
-          answered_[k] = 1;
-          ++hits;
-          on_hit(order_[k],
-                 ItemView{std::string_view(memcached_result_value(&result),
-                                           memcached_result_length(&result)),
-                          memcached_result_flags(&result), memcached_result_cas(&result)});
-        });
+              if (k == last) {
+                for (k = first; k < last; ++k) {
+                  if (keys[order_[k]] == key && answered_[k] == 0) {
+                    break;
+                  }
+                }
+                if (k == last) {
+                  return;
+                }
+              } else {
+                next = k + 1;
+              }
+              answered_[k] = 1;
+              ++hits;
+              on_hit(order_[k],
+                     ItemView{std::string_view(memcached_result_value(&result),
+                                               memcached_result_length(&result)),
+                              memcached_result_flags(&result), memcached_result_cas(&result)});
+            });
       }
       if (pool.has_handle(s)) {
         pool.restore_wait(pool.handle(s).native_handle());
