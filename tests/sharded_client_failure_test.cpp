@@ -29,6 +29,7 @@
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
+#include "support/scripted_server.hpp"
 
 namespace {
 
@@ -769,6 +770,70 @@ TEST_F(FailureTest, AFailureCallbackThatThrowsWhileRoutingGivesTheProbeBack) {
   // At once, not after the lease runs out: the next request probes and wins.
   const auto hit = client.get(on_1[0]);
   ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_FALSE(client.stats()[1].ejected);
+}
+
+// A scripted server for the polled engine's re-read path: to a request for
+// three keys (the whole multi-get) it answers a value for the first, then an
+// ERROR line, which ends libmemcached's fetch without a code recorded on the
+// connection, so the keys left are read again on the server's own
+// connection; any smaller request gets a value ("again") for every key.
+auto value_then_error(std::string_view line, std::size_t) -> std::string {
+  if (line.starts_with("version")) {
+    return "VERSION 1.6.18\r\n";
+  }
+  if (!line.starts_with("get")) {
+    return "ERROR\r\n";
+  }
+  std::vector<std::string> keys;
+  for (std::size_t at = line.find(' '); at != std::string_view::npos;) {
+    const std::size_t end = line.find(' ', at + 1);
+    keys.emplace_back(line.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
+    at = end;
+  }
+  if (keys.size() == 3) {
+    return "VALUE " + keys[0] + " 0 5\r\nfirst\r\nERROR\r\n";
+  }
+  std::string reply;
+  for (const std::string& key : keys) {
+    reply += "VALUE " + key + " 0 5\r\nagain\r\n";
+  }
+  return reply + "END\r\n";
+}
+
+TEST_F(FailureTest, ACallbackThatThrowsOnAReReadClosesTheConnectionItLeavesUnread) {
+  const memshard::testing::ScriptedServer scripted(&value_then_error);
+  const std::vector<Server> list = {memshard::parse_server(servers_[0].spec()),
+                                    memshard::parse_server(scripted.spec())};
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(
+      list, with_mode(options(FailurePolicy::kFailFast), MultiGetMode::kPolled));
+  const auto keys = keys_on(client, 1, 3);
+  const std::vector<std::string_view> views(keys.begin(), keys.end());
+  // Without a throw: the first key from the fan, the others re-read.
+  std::size_t again = 0;
+  client.visit_multi(
+      views, [&](std::size_t, const memshard::ItemView& item) { again += item.value == "again"; },
+      [&](std::size_t index, const memshard::Status& status) {
+        ADD_FAILURE() << keys[index] << ": " << status;
+      });
+  ASSERT_EQ(again, 2U) << "the re-read path was not taken";
+  ASSERT_EQ(scripted.accepted(), 2U);  // the fan's connection, then the server's own
+  // Now the callback throws at the first re-read value: the server's own
+  // connection still holds the rest of that reply (and shortened waits), so
+  // it must be closed.
+  EXPECT_THROW(client.visit_multi(
+                   views,
+                   [](std::size_t, const memshard::ItemView& item) {
+                     if (item.value == "again") {
+                       throw std::runtime_error("caller failed");
+                     }
+                   },
+                   [](std::size_t, const memshard::Status&) {}),
+               std::runtime_error);
+  const std::size_t fan_connections = 2;  // one dropped after each broken reply
+  EXPECT_TRUE(
+      eventually([&] { return scripted.closed() >= fan_connections + 1; }, milliseconds(2000)))
+      << scripted.closed() << " of " << scripted.accepted() << " connections closed";
   EXPECT_FALSE(client.stats()[1].ejected);
 }
 
