@@ -26,7 +26,7 @@ namespace memshard {
 struct ProfileOptions {
   /// A hash name in the profile's own vocabulary (see ProfileInfo::hashes);
   /// empty keeps the profile's default.
-  std::string hash;
+  std::string hash = {};
   /// Points per server for ring profiles that take it; 0 keeps the default.
   /// For cache-memcached-fast it is `ketama_points` (0: the default dispatch).
   std::size_t points = 0;
