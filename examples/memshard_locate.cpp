@@ -181,9 +181,10 @@ void print_hashes(std::ostream& out, const memshard::ProfileInfo& profile) {
     out << "fixed (no --hash)\n";
     return;
   }
-  // `hashes` is "a, b (note), c": mark the default where it appears.
+  // hash_names() is "a, b (note), c": mark the default where it appears.
   bool marked = false;
-  std::string_view rest = profile.hashes;
+  const std::string names = memshard::hash_names(profile);
+  std::string_view rest = names;
   std::string_view separator;
   while (!rest.empty()) {
     const auto comma = rest.find(',');

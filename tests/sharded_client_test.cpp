@@ -661,6 +661,18 @@ TEST(ShardedClientConstructionTest, ConfigurationMistakesThrow) {
       memshard::ShardedClient<FirstServer>(two, std::make_shared<const FirstServer>(), options),
       ConfigError);
   EXPECT_NO_THROW(KetamaClient(two, options));
+  // Also behind an AnyLocator, which always has locate_avoiding: a wrapped
+  // locator without it would silently act as fail-fast.
+  using AnyClient = memshard::ShardedClient<memshard::AnyLocator>;
+  EXPECT_THROW(AnyClient(two, memshard::AnyLocator(FirstServer{}), options), ConfigError);
+  EXPECT_NO_THROW(AnyClient(two, memshard::make_locator("libmemcached-ketama", two), options));
+  // And when a reconfigure brings one.
+  AnyClient client(two, memshard::make_locator("libmemcached-ketama", two), options);
+  const auto other = memshard::parse_servers("127.0.0.1:1,127.0.0.1:3");
+  EXPECT_THROW(
+      client.reconfigure(other, std::make_shared<const memshard::AnyLocator>(FirstServer{})),
+      ConfigError);
+  EXPECT_EQ(client.servers()[1].port, 2);
 }
 
 TEST(ShardedClientConstructionTest, AHostLibmemcachedWouldRefuseIsRefusedAtConstruction) {

@@ -43,6 +43,12 @@ class AnyLocator {
     return impl_->locate_avoiding(key, avoid);
   }
 
+  /// can_fail_over: whether locate_avoiding really avoids servers: true iff
+  /// the wrapped locator can fail over (memshard::can_fail_over: it is a
+  /// FailoverLocator, or, for a wrapped AnyLocator or HashTagLocator, its own
+  /// answer).
+  [[nodiscard]] auto can_fail_over() const noexcept -> bool { return impl_->can_fail_over(); }
+
   /// locate_many: see BatchLocator (one locate() per key for a wrapped
   /// locator that is not one).
   void locate_many(std::span<const std::string_view> keys,
@@ -77,6 +83,7 @@ class AnyLocator {
         -> std::size_t = 0;
     virtual void locate_many(std::span<const std::string_view> keys,
                              std::span<std::size_t> out) const noexcept = 0;
+    [[nodiscard]] virtual auto can_fail_over() const noexcept -> bool = 0;
     [[nodiscard]] virtual auto size() const noexcept -> std::size_t = 0;
   };
 
@@ -105,6 +112,9 @@ class AnyLocator {
           out[i] = locator.locate(keys[i]);
         }
       }
+    }
+    [[nodiscard]] auto can_fail_over() const noexcept -> bool override {
+      return memshard::can_fail_over(locator);
     }
     [[nodiscard]] auto size() const noexcept -> std::size_t override { return locator.size(); }
     L locator;

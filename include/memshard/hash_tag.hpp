@@ -74,6 +74,12 @@ class HashTagLocator {
     }
   }
 
+  /// can_fail_over: the wrapped locator's answer (memshard::can_fail_over):
+  /// locate_avoiding avoids servers only if the wrapped locator can.
+  [[nodiscard]] auto can_fail_over() const noexcept -> bool {
+    return memshard::can_fail_over(locator_);
+  }
+
   [[nodiscard]] auto size() const noexcept -> std::size_t { return locator_.size(); }
 
   [[nodiscard]] auto tag() const noexcept -> HashTag { return tag_; }

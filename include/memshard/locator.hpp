@@ -53,12 +53,39 @@ concept BatchLocator = Locator<L> &&
 ///   `l.size()`). It must equal `locate(key)` whenever that server is not
 ///   avoided, so that ejecting one server never moves the keys of the others;
 ///   and it answers `locate(key)` when every server is avoided.
+///
+/// Satisfying the concept is not always enough: a wrapper (AnyLocator,
+/// HashTagLocator) has locate_avoiding whatever it wraps, and over a locator
+/// that cannot fail over it answers locate(key), so failover would silently
+/// act as fail-fast. Such a wrapper also has
+/// - `l.can_fail_over() noexcept -> bool`: whether what it wraps can fail over.
+///
+/// Ask can_fail_over(l) before relying on locate_avoiding.
 template <class L>
 concept FailoverLocator = Locator<L> &&
     requires(const L& locator, std::string_view key, std::span<const std::uint8_t> avoid) {
   { locator.locate_avoiding(key, avoid) }
   noexcept->std::same_as<std::size_t>;
 };
+
+/// can_fail_over: whether `locator` really places keys around avoided servers:
+/// false when L is not a FailoverLocator; `locator.can_fail_over()` when L has
+/// that member (a wrapper, see FailoverLocator); else true.
+template <Locator L>
+[[nodiscard]] auto can_fail_over(const L& locator) noexcept -> bool {
+  if constexpr (!FailoverLocator<L>) {
+    static_cast<void>(locator);
+    return false;
+  } else if constexpr (requires {
+                         { locator.can_fail_over() }
+                         noexcept->std::convertible_to<bool>;
+                       }) {
+    return locator.can_fail_over();
+  } else {
+    static_cast<void>(locator);
+    return true;
+  }
+}
 
 }  // namespace memshard
 

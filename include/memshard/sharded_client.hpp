@@ -42,27 +42,6 @@
 
 namespace memshard {
 
-namespace detail {
-
-/// locator_can_fail_over: whether `locator` can place keys around ejected
-/// servers (FailurePolicy::kFailover): a FailoverLocator, whose
-/// can_fail_over(), if it has one, answers true.
-template <Locator L>
-[[nodiscard]] auto locator_can_fail_over(const L& locator) noexcept -> bool {
-  if constexpr (!FailoverLocator<L>) {
-    (void)locator;
-    return false;
-  } else if constexpr (requires {
-                         { locator.can_fail_over() } -> std::convertible_to<bool>;
-                       }) {
-    return static_cast<bool>(locator.can_fail_over());
-  } else {
-    return true;
-  }
-}
-
-}  // namespace detail
-
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
 /// Every operation checks its key (check_key) and value size before anything
@@ -447,8 +426,7 @@ class ShardedClient {
     if (!locator) {
       detail::throw_config_error("locator factory returned no locator", "ShardedClient");
     }
-    if (options_.failure_policy == FailurePolicy::kFailover &&
-        !detail::locator_can_fail_over(*locator)) {
+    if (options_.failure_policy == FailurePolicy::kFailover && !can_fail_over(*locator)) {
       detail::throw_config_error(
           "failover needs a locator that can place keys around ejected "
           "servers (this one wraps a locator without locate_avoiding())",

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Every libmemcached profile against libmemcached itself: the same servers and
-// behaviours in an in-process memcached_st, and memcached_server_by_key() must
-// name the server memshard picks, for every key.
-#include "memshard/profiles.hpp"
-
+// Every libmemcached profile (profiles/libmemcached.hpp) against libmemcached
+// itself: the same servers and behaviours in an in-process memcached_st, and
+// memcached_server_by_key() must name the server memshard picks, for every key.
 #include <libmemcached-1.0/memcached.h>
 
 #include <cstdint>
@@ -16,6 +14,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/murmur.hpp"
+#include "memshard/profiles/libmemcached.hpp"
+#include "memshard/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
 namespace {
@@ -219,71 +220,6 @@ TEST(LibmemcachedProfileTest, FractionalWeightsAreRefused) {
   EXPECT_THROW((void)memshard::profiles::libmemcached_modula(servers), ConfigError);
   // The article profiles take no weights, so any positive weight is fine.
   EXPECT_NO_THROW((void)memshard::make_locator("ring-crc32", servers));
-}
-
-// The articles' published placements: crc32(key) % 3 over node1..node3.
-TEST(ArticleProfileTest, ModuloCrc32PublishedPlacements) {
-  const auto servers = memshard::parse_servers("node1:11211,node2:11211,node3:11211");
-  const auto locator = memshard::make_locator("modulo-crc32", servers);
-  EXPECT_EQ(servers[locator.locate("tokyo")].host, "node2");
-  EXPECT_EQ(servers[locator.locate("kanagawa")].host, "node3");
-  EXPECT_EQ(servers[locator.locate("chiba")].host, "node2");
-  EXPECT_EQ(servers[locator.locate("saitama")].host, "node1");
-  EXPECT_EQ(servers[locator.locate("gunma")].host, "node1");
-}
-
-TEST(ArticleProfileTest, RingCrc32IsSixtyFourNamedPointsPerServer) {
-  // The definition, written out: every point crc32("name-i"), the key goes to
-  // the owner of the smallest point >= crc32(key), else of the smallest point.
-  const auto servers = memshard::parse_servers(
-      "10.0.0.1:11211:1:node1,10.0.0.2:11211:1:node2,10.0.0.3:11211:1:node3");
-  const auto locator = memshard::make_locator("ring-crc32", servers);
-  std::mt19937 rng(64);
-  for (const auto& key : memshard::testing::random_keys(rng, 3000, 30)) {
-    const std::uint32_t h = memshard::Crc32{}(key);
-    std::uint64_t best_above = UINT64_MAX;
-    std::uint64_t best_any = UINT64_MAX;
-    std::size_t owner_above = 0;
-    std::size_t owner_any = 0;
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      for (int i = 0; i < 64; ++i) {
-        const std::uint32_t point = memshard::Crc32{}(servers[s].name + "-" + std::to_string(i));
-        if (point >= h && point < best_above) {
-          best_above = point;
-          owner_above = s;
-        }
-        if (point < best_any) {
-          best_any = point;
-          owner_any = s;
-        }
-      }
-    }
-    ASSERT_EQ(locator.locate(key), best_above != UINT64_MAX ? owner_above : owner_any) << key;
-  }
-}
-
-TEST(MakeLocatorTest, RejectsUnknownProfileHashAndMisplacedPoints) {
-  const auto servers = memshard::testing::make_fleet(3);
-  EXPECT_THROW((void)memshard::make_locator("ketama", servers), ConfigError);
-  EXPECT_THROW((void)memshard::make_locator("libmemcached-ketama", servers, {"sha1", 0}),
-               ConfigError);
-  EXPECT_THROW((void)memshard::make_locator("libmemcached-modula", servers, {"", 100}),
-               ConfigError);
-  EXPECT_THROW((void)memshard::make_locator("ring-crc32", std::span<const Server>{}), ConfigError);
-  try {
-    (void)memshard::make_locator("ketama", servers);
-  } catch (const ConfigError& error) {
-    EXPECT_NE(std::string(error.what()).find("libmemcached-ketama-weighted"), std::string::npos);
-  }
-}
-
-TEST(MakeLocatorTest, PointsOptionChangesTheRing) {
-  const auto servers = memshard::testing::make_fleet(3);
-  const auto locator = memshard::make_locator("ring-crc32", servers, {"", 16});
-  const auto* ring = locator.target<memshard::KetamaLocator<memshard::Crc32>>();
-  ASSERT_NE(ring, nullptr);
-  EXPECT_EQ(ring->points().size(), 48U);
-  EXPECT_EQ(locator.description(), "ring-crc32 hash=crc32 points=16");
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_PROFILES_GOMEMCACHE_HPP_
+#define MEMSHARD_PROFILES_GOMEMCACHE_HPP_
+
+// profiles/gomemcache.hpp: Go's gomemcache ServerList, as a typed constructor
+// and a registry entry.
+
+#include <span>
+
+#include "memshard/crc32.hpp"
+#include "memshard/modulo_locator.hpp"
+#include "memshard/profiles/profile_info.hpp"
+#include "memshard/server.hpp"
+
+namespace memshard::profiles {
+
+/// gomemcache: Go's gomemcache ServerList: full CRC-32 % N (= modulo_crc32).
+[[nodiscard]] inline auto gomemcache(std::span<const Server> servers) -> ModuloLocator<Crc32> {
+  return ModuloLocator<Crc32>(servers);
+}
+
+/// kGomemcacheProfile: the registry entry of gomemcache.
+inline constexpr ProfileInfo kGomemcacheProfile{
+    .name = "gomemcache",
+    .summary = "Go gomemcache: full CRC-32 % N",
+    .build = &detail::make_any_from<&gomemcache>,
+};
+
+}  // namespace memshard::profiles
+
+#endif  // MEMSHARD_PROFILES_GOMEMCACHE_HPP_

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_PROFILES_KETAMA_POINTS_HPP_
+#define MEMSHARD_PROFILES_KETAMA_POINTS_HPP_
+
+// profiles/ketama_points.hpp: kKetamaPoints, libketama's 160 points per
+// server, which most peers' rings start from (libmemcached, twemproxy,
+// spymemcached, pecl memcache, Dalli).
+
+#include <cstddef>
+
+namespace memshard::profiles {
+
+/// kKetamaPoints: libketama's 160 points per server (MEMCACHED_POINTS_PER_SERVER_KETAMA).
+inline constexpr std::size_t kKetamaPoints = 160;
+
+}  // namespace memshard::profiles
+
+#endif  // MEMSHARD_PROFILES_KETAMA_POINTS_HPP_

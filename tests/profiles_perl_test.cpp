@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// Perl (profiles/perl.hpp): Cache::Memcached and Cache::Memcached::Fast's
+// typed constructors place keys as their registry entries do.
+#include <random>
+
+#include "gtest/gtest.h"
+#include "memshard/profiles/perl.hpp"
+#include "memshard/profiles/registry.hpp"
+#include "support/fleet.hpp"
+#include "support/same_placement.hpp"
+
+namespace {
+
+using memshard::testing::FleetShape;
+using memshard::testing::random_fleet;
+using memshard::testing::same_placement;
+namespace profiles = memshard::profiles;
+
+TEST(PerlProfileTest, CacheMemcachedEqualsItsRegistryEntry) {
+  std::mt19937 rng(21);
+  const auto servers = random_fleet(rng, 6, FleetShape{.weights = true});
+  EXPECT_TRUE(same_placement(profiles::cache_memcached(servers), "cache-memcached", servers));
+}
+
+TEST(PerlProfileTest, CacheMemcachedFastEqualsItsRegistryEntryWithAndWithoutKetamaPoints) {
+  std::mt19937 rng(22);
+  auto servers = random_fleet(rng, 6, FleetShape{.weights = true});
+  servers[2].weight = 0.5;  // Cache::Memcached::Fast takes fractional weights
+  EXPECT_TRUE(
+      same_placement(profiles::cache_memcached_fast(servers), "cache-memcached-fast", servers));
+  EXPECT_TRUE(same_placement(profiles::cache_memcached_fast_compat(servers), "cache-memcached-fast",
+                             servers));
+  EXPECT_TRUE(same_placement(profiles::cache_memcached_fast_ketama(servers, 150),
+                             "cache-memcached-fast", servers, {.points = 150}));
+}
+
+}  // namespace
