@@ -25,7 +25,7 @@
 //                             pool of every server, as the single server of a
 //                             memcached_st, on the same keys as ketama (left
 //                             out, with a note, when no nutcracker binary is
-//                             found; see bench/nutcracker_proxy.hpp);
+//                             found; see tests/support/nutcracker_proxy.hpp);
 //   libmemcached              the baseline: a memcached_st holding only the
 //                             first server, doing memcached_get / memcached_set
 //                             on keys stored on that server.

@@ -29,7 +29,7 @@
 #include "client/workload.hpp"
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/memshard.hpp"
-#include "nutcracker_proxy.hpp"
+#include "support/nutcracker_proxy.hpp"
 
 namespace memshard::bench::client {
 
@@ -278,7 +278,7 @@ class Twemproxy {
   /// in the context, when there is no nutcracker binary.
   [[nodiscard]] static auto start(std::span<const Server> servers, const ClientOptions& options)
       -> std::unique_ptr<Twemproxy> {
-    const std::string binary = find_nutcracker();
+    const std::string binary = testing::find_nutcracker();
     if (binary.empty()) {
       benchmark::AddCustomContext("memshard_client_twemproxy",
                                   "skipped: no nutcracker binary (install the Debian package "
@@ -390,7 +390,7 @@ class Twemproxy {
   }
 
  private:
-  NutcrackerProxy proxy_;
+  testing::NutcrackerProxy proxy_;
   MemcachedPtr memc_;  // the proxy as a single server
   MultiFetch fetch_;   // through memc_
 };
