@@ -10,6 +10,7 @@
 // time.
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -96,6 +97,12 @@ inline auto operator<<(std::ostream& os, const RunResult& run) -> std::ostream& 
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/// UserIds: the user and group a child switches to before exec.
+struct UserIds {
+  uid_t uid;  ///< the user
+  gid_t gid;  ///< its group
+};
+
 /// ChildProcess: one program started as a child process, watched through a
 /// pidfd (readable once it exits), and killed and reaped when the object is
 /// destroyed. If this process dies first, the kernel kills the child
@@ -105,9 +112,11 @@ class ChildProcess {
   /// ChildProcess: starts `program` (a path) with `args`; its standard input,
   /// output and error are the descriptors `in`, `out` and `err` (-1:
   /// /dev/null), no other descriptor stays open in it, and no signal is
-  /// blocked. Throws std::runtime_error when it cannot be started.
+  /// blocked. With `run_as` (and privileges), it becomes that user before
+  /// exec, best effort. Throws std::system_error (with exec's errno) when the
+  /// program cannot be executed, std::runtime_error for other failures.
   ChildProcess(const std::string& program, std::vector<std::string> args, int in = -1, int out = -1,
-               int err = -1) {
+               int err = -1, std::optional<UserIds> run_as = std::nullopt) {
     std::vector<char*> argv = {const_cast<char*>(program.c_str())};
     for (std::string& arg : args) {
       argv.push_back(arg.data());
@@ -126,7 +135,7 @@ class ChildProcess {
       fail("fork");
     }
     if (pid_ == 0) {
-      exec_child(argv.data(), {in, out, err}, report[1], parent);
+      exec_child(argv.data(), {in, out, err}, run_as, report[1], parent);
     }
     ::close(report[1]);
     int exec_error = 0;
@@ -136,8 +145,7 @@ class ChildProcess {
     } while (got < 0 && errno == EINTR);
     if (got == static_cast<ssize_t>(sizeof exec_error)) {
       kill();
-      errno = exec_error;
-      fail("cannot start " + program);
+      throw std::system_error(exec_error, std::generic_category(), "cannot start " + program);
     }
     // The child stays a zombie until waitpid, so the pidfd refers to it even
     // if it has already exited. (The system call directly: glibc 2.36's
@@ -166,23 +174,44 @@ class ChildProcess {
   /// pid: the child's process id.
   [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
 
+  /// running: whether the child has not exited (even if it was killed from
+  /// outside). Does not reap it.
+  [[nodiscard]] auto running() const noexcept -> bool {
+    if (status_) {
+      return false;
+    }
+    pollfd entry{pidfd_, POLLIN, 0};
+    return ::poll(&entry, 1, 0) == 0;
+  }
+
+  /// status: how the child ended, as waitpid() reported it, once reaped.
+  [[nodiscard]] auto status() const noexcept -> std::optional<int> { return status_; }
+
   /// wait_for: waits at most `timeout` (0: only looks) for the child to exit;
   /// its exit_code() once it has (it is then reaped), nullopt while it runs.
   auto wait_for(std::chrono::milliseconds timeout) -> std::optional<int> {
-    if (!code_ && !exited_by(child_process_detail::Clock::now() + timeout)) {
+    if (!status_ && !exited_by(child_process_detail::Clock::now() + timeout)) {
       if (errno != 0) {
         fail("poll");
       }
       return std::nullopt;
     }
-    return code_;
+    return exit_code(*status_);
   }
 
-  /// stop: asks the child to end (SIGTERM), gives it `grace`, then kills it
-  /// (SIGKILL); it is reaped. Never throws.
-  void stop(std::chrono::milliseconds grace) noexcept {
-    if (!code_) {
+  /// terminate: asks the child to end (SIGTERM, sent once). Never throws.
+  void terminate() noexcept {
+    if (!status_ && !terminated_) {
       ::kill(pid_, SIGTERM);
+      terminated_ = true;
+    }
+  }
+
+  /// stop: asks the child to end (terminate()), gives it `grace`, then
+  /// kills it (SIGKILL); it is reaped. Never throws.
+  void stop(std::chrono::milliseconds grace) noexcept {
+    if (!status_) {
+      terminate();
       static_cast<void>(exited_by(child_process_detail::Clock::now() + grace));
     }
     kill();
@@ -191,7 +220,7 @@ class ChildProcess {
   /// kill: kills the child (SIGKILL) unless it has exited, and reaps it.
   /// Never throws.
   void kill() noexcept {
-    if (!code_) {
+    if (!status_) {
       ::kill(pid_, SIGKILL);
       reap();
     }
@@ -199,7 +228,8 @@ class ChildProcess {
 
  private:
   // In the child, between fork and exec: async-signal-safe calls only.
-  [[noreturn]] static void exec_child(char* const* argv, std::array<int, 3> fds, int report,
+  [[noreturn]] static void exec_child(char* const* argv, std::array<int, 3> fds,
+                                      std::optional<UserIds> run_as, int report,
                                       pid_t parent) noexcept {
     const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int target = 0; target < 3; ++target) {
@@ -214,6 +244,11 @@ class ChildProcess {
     sigset_t all{};
     ::sigemptyset(&all);
     ::sigprocmask(SIG_SETMASK, &all, nullptr);
+    // The user first: a later setuid() would clear the parent-death signal.
+    if (run_as && ::setgroups(0, nullptr) == 0 && ::setgid(run_as->gid) == 0 &&
+        ::setuid(run_as->uid) != 0) {
+      // Still the same user: the program itself may drop privileges.
+    }
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() == parent) {  // else the parent is already gone
       ::execv(argv[0], argv);
@@ -254,12 +289,13 @@ class ChildProcess {
     pid_t done = 0;
     while ((done = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
     }
-    code_ = done == pid_ ? exit_code(status) : 128 + SIGKILL;
+    status_ = done == pid_ ? status : SIGKILL;
   }
 
   pid_t pid_ = -1;
   int pidfd_ = -1;
-  std::optional<int> code_;
+  std::optional<int> status_;
+  bool terminated_ = false;
 };
 
 /// run_program: runs `program` with `args` and `input` on its standard input,
