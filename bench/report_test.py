@@ -10,7 +10,9 @@ expected files there.
   testdata/expected/*.csv     the tables of that run
   testdata/summary_empty.expected  the report of an empty results directory
 
-Usage: python3 bench/report_test.py (standard library only).
+Usage: python3 bench/report_test.py (standard library only);
+python3 bench/report_test.py --regenerate rewrites the expected files from
+what the report prints now (after a change to a table made on purpose).
 """
 
 import os
@@ -71,5 +73,29 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(os.listdir(target), ["summary.txt"])
 
 
+def regenerate():
+    """Writes the expected files from the report as it is now."""
+    for results, expected in ((os.path.join(TESTDATA, "results"), "summary.expected"),
+                              (None, "summary_empty.expected")):
+        work, target, done = run_report(results)
+        try:
+            if done.returncode != 0:
+                sys.exit(done.stderr)
+            with open(os.path.join(TESTDATA, expected), "w", newline="") as handle:
+                handle.write(done.stdout)
+            if results is not None:
+                expected_dir = os.path.join(TESTDATA, "expected")
+                shutil.rmtree(expected_dir, ignore_errors=True)
+                os.mkdir(expected_dir)
+                for name in sorted(os.listdir(target)):
+                    if name.endswith(".csv"):
+                        shutil.copy(os.path.join(target, name), expected_dir)
+        finally:
+            shutil.rmtree(work)
+
+
 if __name__ == "__main__":
-    unittest.main()
+    if sys.argv[1:] == ["--regenerate"]:
+        regenerate()
+    else:
+        unittest.main()
