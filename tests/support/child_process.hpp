@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 namespace memshard::testing {
@@ -104,9 +105,9 @@ struct UserIds {
 };
 
 /// ChildProcess: one program started as a child process, watched through a
-/// pidfd (readable once it exits), and killed and reaped when the object is
-/// destroyed. If this process dies first, the kernel kills the child
-/// (parent-death signal). Neither copied nor moved. Linux only.
+/// pidfd (readable once it exits; where there is none, by polling waitpid),
+/// and killed and reaped when the object is destroyed. If this process dies first, the kernel kills
+/// the child (parent-death signal). Neither copied nor moved. Linux only.
 class ChildProcess {
  public:
   /// ChildProcess: starts `program` (a path) with `args`; its standard input,
@@ -149,14 +150,9 @@ class ChildProcess {
     }
     // The child stays a zombie until waitpid, so the pidfd refers to it even
     // if it has already exited. (The system call directly: glibc 2.36's
-    // <sys/pidfd.h> lacks extern "C" for C++.)
+    // <sys/pidfd.h> lacks extern "C" for C++.) Without pidfds (valgrind does
+    // not know the call), the waits poll waitpid instead.
     pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0U));
-    if (pidfd_ < 0) {
-      const int error = errno;
-      kill();
-      errno = error;
-      fail("pidfd_open");
-    }
   }
 
   ChildProcess(const ChildProcess&) = delete;
@@ -179,6 +175,11 @@ class ChildProcess {
   [[nodiscard]] auto running() const noexcept -> bool {
     if (status_) {
       return false;
+    }
+    if (pidfd_ < 0) {
+      siginfo_t info{};
+      return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+             info.si_pid == 0;
     }
     pollfd entry{pidfd_, POLLIN, 0};
     return ::poll(&entry, 1, 0) == 0;
@@ -264,6 +265,9 @@ class ChildProcess {
   // is reaped. False with errno 0 at the deadline, with errno set when poll
   // fails.
   auto exited_by(child_process_detail::Clock::time_point deadline) noexcept -> bool {
+    if (pidfd_ < 0) {
+      return reaped_by(deadline);
+    }
     for (;;) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(
           deadline - child_process_detail::Clock::now());
@@ -281,6 +285,25 @@ class ChildProcess {
       if (errno != EINTR) {
         return false;
       }
+    }
+  }
+
+  // Without a pidfd: polls waitpid, with a growing pause, until `deadline`.
+  auto reaped_by(child_process_detail::Clock::time_point deadline) noexcept -> bool {
+    auto pause = std::chrono::microseconds{200};
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_ || (done < 0 && errno != EINTR)) {
+        status_ = done == pid_ ? status : SIGKILL;
+        return true;
+      }
+      if (child_process_detail::Clock::now() >= deadline) {
+        errno = 0;
+        return false;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds{20'000});
     }
   }
 
