@@ -189,7 +189,7 @@ if ! run "$results_dir/plot.log" "$python" "$repo/bench/plot.py" "$results_dir";
 fi
 
 status=0
-"$python" "$repo/bench/report.py" "$results_dir" || status=$?
+"$python" "$repo/bench/report" "$results_dir" || status=$?
 if ((${#failures[@]} > 0)); then
   log "failed: ${failures[*]} (see the .log files in $results_dir)"
   exit 1

@@ -2,33 +2,38 @@
 #ifndef MEMSHARD_TESTS_SUPPORT_CHILD_PROCESS_HPP_
 #define MEMSHARD_TESTS_SUPPORT_CHILD_PROCESS_HPP_
 
-// support/child_process.hpp: runs a program of the project (an example, the
-// command-line tool) as a child process with given input, and collects its exit
-// status and output, killing it if it does not finish in time.
+// support/child_process.hpp: child processes for tests and benchmarks:
+// ChildProcess starts a program in the background, watches it and kills it
+// with the owning object (or when the owning process dies); run_program runs a
+// program of the project (an example, the command-line tool) with given input,
+// and collects its exit status and output, killing it if it does not finish in
+// time.
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
-
-extern char** environ;  // NOLINT: the POSIX environment, passed on to the child
 
 namespace memshard::testing {
 namespace child_process_detail {
@@ -87,6 +92,235 @@ inline auto operator<<(std::ostream& os, const RunResult& run) -> std::ostream& 
             << run.err;
 }
 
+/// exit_code: what a waitpid() status says: the exit status, or 128 + the
+/// signal that ended the process.
+[[nodiscard]] inline auto exit_code(int status) noexcept -> int {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// UserIds: the user and group a child switches to before exec.
+struct UserIds {
+  uid_t uid;  ///< the user
+  gid_t gid;  ///< its group
+};
+
+/// ChildProcess: one program started as a child process, watched through a
+/// pidfd (readable once it exits; where there is none, by polling waitpid),
+/// and killed and reaped when the object is destroyed. If this process dies first, the kernel kills
+/// the child (parent-death signal). Neither copied nor moved. Linux only.
+class ChildProcess {
+ public:
+  /// ChildProcess: starts `program` (a path) with `args`; its standard input,
+  /// output and error are the descriptors `in`, `out` and `err` (-1:
+  /// /dev/null), no other descriptor stays open in it, and no signal is
+  /// blocked. With `run_as` (and privileges), it becomes that user before
+  /// exec, best effort. Throws std::system_error (with exec's errno) when the
+  /// program cannot be executed, std::runtime_error for other failures.
+  ChildProcess(const std::string& program, std::vector<std::string> args, int in = -1, int out = -1,
+               int err = -1, std::optional<UserIds> run_as = std::nullopt) {
+    std::vector<char*> argv = {const_cast<char*>(program.c_str())};
+    for (std::string& arg : args) {
+      argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+    // The pipe closes on a successful exec; otherwise the child sends errno.
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+      fail("pipe2");
+    }
+    const Fd report_read(report[0]);
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ < 0) {
+      ::close(report[1]);
+      fail("fork");
+    }
+    if (pid_ == 0) {
+      exec_child(argv.data(), {in, out, err}, run_as, report[1], parent);
+    }
+    ::close(report[1]);
+    int exec_error = 0;
+    ssize_t got = 0;
+    do {
+      got = ::read(report_read.get(), &exec_error, sizeof exec_error);
+    } while (got < 0 && errno == EINTR);
+    if (got == static_cast<ssize_t>(sizeof exec_error)) {
+      kill();
+      throw std::system_error(exec_error, std::generic_category(), "cannot start " + program);
+    }
+    // The child stays a zombie until waitpid, so the pidfd refers to it even
+    // if it has already exited. (The system call directly: glibc 2.36's
+    // <sys/pidfd.h> lacks extern "C" for C++.) Without pidfds (valgrind does
+    // not know the call), the waits poll waitpid instead.
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0U));
+  }
+
+  ChildProcess(const ChildProcess&) = delete;
+  auto operator=(const ChildProcess&) -> ChildProcess& = delete;
+  ChildProcess(ChildProcess&&) = delete;
+  auto operator=(ChildProcess&&) -> ChildProcess& = delete;
+
+  ~ChildProcess() {
+    kill();
+    if (pidfd_ >= 0) {
+      ::close(pidfd_);
+    }
+  }
+
+  /// pid: the child's process id.
+  [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
+
+  /// running: whether the child has not exited (even if it was killed from
+  /// outside). Does not reap it.
+  [[nodiscard]] auto running() const noexcept -> bool {
+    if (status_) {
+      return false;
+    }
+    if (pidfd_ < 0) {
+      siginfo_t info{};
+      return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+             info.si_pid == 0;
+    }
+    pollfd entry{pidfd_, POLLIN, 0};
+    return ::poll(&entry, 1, 0) == 0;
+  }
+
+  /// status: how the child ended, as waitpid() reported it, once reaped.
+  [[nodiscard]] auto status() const noexcept -> std::optional<int> { return status_; }
+
+  /// wait_for: waits at most `timeout` (0: only looks) for the child to exit;
+  /// its exit_code() once it has (it is then reaped), nullopt while it runs.
+  auto wait_for(std::chrono::milliseconds timeout) -> std::optional<int> {
+    if (!status_ && !exited_by(child_process_detail::Clock::now() + timeout)) {
+      if (errno != 0) {
+        fail("poll");
+      }
+      return std::nullopt;
+    }
+    return exit_code(*status_);
+  }
+
+  /// terminate: asks the child to end (SIGTERM, sent once). Never throws.
+  void terminate() noexcept {
+    if (!status_ && !terminated_) {
+      ::kill(pid_, SIGTERM);
+      terminated_ = true;
+    }
+  }
+
+  /// stop: asks the child to end (terminate()), gives it `grace`, then
+  /// kills it (SIGKILL); it is reaped. Never throws.
+  void stop(std::chrono::milliseconds grace) noexcept {
+    if (!status_) {
+      terminate();
+      static_cast<void>(exited_by(child_process_detail::Clock::now() + grace));
+    }
+    kill();
+  }
+
+  /// kill: kills the child (SIGKILL) unless it has exited, and reaps it.
+  /// Never throws.
+  void kill() noexcept {
+    if (!status_) {
+      ::kill(pid_, SIGKILL);
+      reap();
+    }
+  }
+
+ private:
+  // In the child, between fork and exec: async-signal-safe calls only.
+  [[noreturn]] static void exec_child(char* const* argv, std::array<int, 3> fds,
+                                      std::optional<UserIds> run_as, int report,
+                                      pid_t parent) noexcept {
+    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int target = 0; target < 3; ++target) {
+      const int fd = fds[static_cast<std::size_t>(target)];
+      ::dup2(fd >= 0 ? fd : null_fd, target);
+    }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    // Descriptors the parent opened without O_CLOEXEC (sockets) must not stay
+    // open in the child. Best effort: old kernels refuse the call.
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+    sigset_t all{};
+    ::sigemptyset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);
+    // The user first: a later setuid() would clear the parent-death signal.
+    if (run_as && ::setgroups(0, nullptr) == 0 && ::setgid(run_as->gid) == 0 &&
+        ::setuid(run_as->uid) != 0) {
+      // Still the same user: the program itself may drop privileges.
+    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() == parent) {  // else the parent is already gone
+      ::execv(argv[0], argv);
+    }
+    const int error = errno;
+    if (::write(report, &error, sizeof error) < 0) {
+      ::_exit(126);
+    }
+    ::_exit(127);
+  }
+
+  // Waits on the pidfd until `deadline`; true once the child has exited and
+  // is reaped. False with errno 0 at the deadline, with errno set when poll
+  // fails.
+  auto exited_by(child_process_detail::Clock::time_point deadline) noexcept -> bool {
+    if (pidfd_ < 0) {
+      return reaped_by(deadline);
+    }
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          deadline - child_process_detail::Clock::now());
+      pollfd entry{pidfd_, POLLIN, 0};
+      const int ready =
+          ::poll(&entry, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+      if (ready > 0) {
+        reap();
+        return true;
+      }
+      if (ready == 0) {
+        errno = 0;
+        return false;
+      }
+      if (errno != EINTR) {
+        return false;
+      }
+    }
+  }
+
+  // Without a pidfd: polls waitpid, with a growing pause, until `deadline`.
+  auto reaped_by(child_process_detail::Clock::time_point deadline) noexcept -> bool {
+    auto pause = std::chrono::microseconds{200};
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_ || (done < 0 && errno != EINTR)) {
+        status_ = done == pid_ ? status : SIGKILL;
+        return true;
+      }
+      if (child_process_detail::Clock::now() >= deadline) {
+        errno = 0;
+        return false;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds{20'000});
+    }
+  }
+
+  void reap() noexcept {
+    int status = 0;
+    pid_t done = 0;
+    while ((done = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
+    }
+    status_ = done == pid_ ? status : SIGKILL;
+  }
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  std::optional<int> status_;
+  bool terminated_ = false;
+};
+
 /// run_program: runs `program` with `args` and `input` on its standard input,
 /// waits at most `timeout` (then kills it and throws), and returns its exit
 /// status and output.
@@ -106,63 +340,15 @@ inline auto run_program(const std::string& program, std::vector<std::string> arg
   }
   const Fd out(::memfd_create("stdout", MFD_CLOEXEC));
   const Fd err(::memfd_create("stderr", MFD_CLOEXEC));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.get(), STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.get(), STDERR_FILENO);
-  std::vector<char*> argv = {const_cast<char*>(program.c_str())};
-  for (std::string& arg : args) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    errno = spawned;
-    fail("cannot start " + program);
-  }
-  // A pidfd turns readable when the child exits: poll() waits for that or the deadline. (The
-  // system call directly: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.) The child stays
-  // a zombie until waitpid, so the pidfd refers to it even if it has already exited.
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
-  if (pidfd < 0) {
-    const int error = errno;
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    errno = error;
-    fail("pidfd_open");
-  }
-  const Fd exited(pidfd);
-  const auto deadline = child_process_detail::Clock::now() + timeout;
-  for (;;) {
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - child_process_detail::Clock::now());
-    pollfd entry{exited.get(), POLLIN, 0};
-    const int ready = ::poll(&entry, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready > 0) {
-      break;
-    }
-    if (ready == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      throw std::runtime_error(program + " did not finish within " +
-                               std::to_string(timeout.count()) + " ms; its output so far:\n" +
-                               out.contents() + err.contents());
-    }
-    if (errno != EINTR) {
-      fail("poll");
-    }
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      fail("waitpid");
-    }
+  ChildProcess child(program, std::move(args), in.get(), out.get(), err.get());
+  const std::optional<int> code = child.wait_for(timeout);
+  if (!code) {
+    child.kill();
+    throw std::runtime_error(program + " did not finish within " + std::to_string(timeout.count()) +
+                             " ms; its output so far:\n" + out.contents() + err.contents());
   }
   RunResult result;
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.status = *code;
   result.out = out.contents();
   result.err = err.contents();
   return result;

@@ -10,19 +10,17 @@
 // constructor returns (it answered a "stats" request with its own pid), and is
 // gone when the object is destroyed. If the owning process dies first (a
 // crashed test), the kernel kills the server: it runs with a parent-death
-// signal. Linux only (fork, prctl).
+// signal (it is a ChildProcess, support/child_process.hpp). Linux only.
 //
 // The binary is, in order: $MEMSHARD_MEMCACHED, the path given to the
 // constructor, the MEMSHARD_MEMCACHED_BINARY macro, "memcached" from PATH.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -37,6 +35,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,6 +44,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "support/child_process.hpp"
 
 namespace memshard::testing {
 namespace detail {
@@ -321,13 +322,8 @@ class FileDescriptor {
   }
 }
 
-/// Credentials: the user the child switches to before exec when we are root.
-struct Credentials {
-  uid_t uid;
-  gid_t gid;
-};
-
-[[nodiscard]] inline auto nobody_credentials() -> std::optional<Credentials> {
+/// nobody_credentials: the user the child switches to before exec when we are root.
+[[nodiscard]] inline auto nobody_credentials() -> std::optional<UserIds> {
   passwd entry{};
   passwd* found = nullptr;
   std::vector<char> buffer(16384);
@@ -335,7 +331,7 @@ struct Credentials {
       found == nullptr) {
     return std::nullopt;
   }
-  return Credentials{entry.pw_uid, entry.pw_gid};
+  return UserIds{entry.pw_uid, entry.pw_gid};
 }
 
 }  // namespace detail
@@ -413,7 +409,7 @@ class MemcachedServer {
         start_timeout_(other.start_timeout_),
         extra_args_(std::move(other.extra_args_)),
         port_(std::exchange(other.port_, 0)),
-        pid_(std::exchange(other.pid_, -1)),
+        child_(std::move(other.child_)),
         log_(std::move(other.log_)) {}
 
   /// Move assignment stops this server first.
@@ -424,7 +420,7 @@ class MemcachedServer {
       start_timeout_ = other.start_timeout_;
       extra_args_ = std::move(other.extra_args_);
       port_ = std::exchange(other.port_, 0);
-      pid_ = std::exchange(other.pid_, -1);
+      child_ = std::move(other.child_);
       log_ = std::move(other.log_);
     }
     return *this;
@@ -442,39 +438,25 @@ class MemcachedServer {
   [[nodiscard]] auto spec() const -> std::string { return host() + ":" + std::to_string(port_); }
 
   /// pid: the process id, or -1 once stopped.
-  [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
+  [[nodiscard]] auto pid() const noexcept -> pid_t { return child_ ? child_->pid() : -1; }
 
   /// binary: the memcached executable this server runs.
   [[nodiscard]] auto binary() const noexcept -> const std::string& { return binary_; }
 
   /// running: whether the process is alive (it has not exited, even if it was
   /// killed from outside). Does not reap it.
-  [[nodiscard]] auto running() const noexcept -> bool {
-    if (pid_ <= 0) {
-      return false;
-    }
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-      return false;
-    }
-    return info.si_pid == 0;
-  }
+  [[nodiscard]] auto running() const noexcept -> bool { return child_ && child_->running(); }
 
   /// stop: kills the server now (SIGTERM, then SIGKILL after kStopTimeout) and
   /// reaps it. Does nothing when already stopped.
   void stop() noexcept {
-    if (pid_ <= 0) {
+    if (!child_) {
       return;
     }
-    ::kill(pid_, SIGTERM);
+    child_->terminate();
     wake_event_loop();
-    if (!reap_within(kStopTimeout)) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-    pid_ = -1;
+    child_->stop(kStopTimeout);
+    child_.reset();
   }
 
   /// restart: stops the server if it runs, then starts a fresh (empty) one on
@@ -575,24 +557,6 @@ class MemcachedServer {
     ::close(fd);
   }
 
-  // Waits up to `timeout` for the child to exit; true once it is reaped.
-  auto reap_within(std::chrono::milliseconds timeout) noexcept -> bool {
-    const auto deadline = detail::Clock::now() + timeout;
-    auto pause = std::chrono::microseconds{200};
-    for (;;) {
-      int status = 0;
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_ || (done < 0 && errno == ECHILD)) {
-        return true;
-      }
-      if (detail::Clock::now() >= deadline) {
-        return false;
-      }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds{20'000});
-    }
-  }
-
   [[nodiscard]] static auto describe_status(int status) -> std::string {
     if (WIFEXITED(status)) {
       return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -615,106 +579,42 @@ class MemcachedServer {
                           "its path)");
     }
     const bool root = ::geteuid() == 0;
-    const std::optional<detail::Credentials> nobody =
-        root ? detail::nobody_credentials() : std::nullopt;
-    std::vector<std::string> args = {path, "-l", host(), "-p", std::to_string(port_), "-U", "0",
-                                     "-t", "1",  "-m",   "64"};
+    const std::optional<UserIds> run_as = root ? detail::nobody_credentials() : std::nullopt;
+    std::vector<std::string> args = {"-l", host(), "-p", std::to_string(port_), "-U", "0", "-t",
+                                     "1",  "-m",   "64"};
     if (root) {
       args.insert(args.end(), {"-u", "nobody"});
     }
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-    std::vector<char*> argv;
-    for (std::string& arg : args) {
-      argv.push_back(arg.data());
-    }
-    argv.push_back(nullptr);
-
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      detail::throw_error("pipe2() failed: " + detail::errno_text(errno));
-    }
-    detail::FileDescriptor report_read(pipe_fds[0]);
-    detail::FileDescriptor report_write(pipe_fds[1]);
     if (::ftruncate(log_.get(), 0) != 0) {
       detail::throw_error("cannot truncate the memcached log: " + detail::errno_text(errno));
     }
-    const pid_t parent = ::getpid();
-    const pid_t child = ::fork();
-    if (child < 0) {
-      detail::throw_error("fork() failed: " + detail::errno_text(errno));
-    }
-    if (child == 0) {
-      exec_child(argv.data(), report_write.get(), parent, nobody);
-    }
-    pid_ = child;
-    report_write.reset();
-
-    // The pipe closes on a successful exec; otherwise the child sends errno.
-    int exec_error = 0;
-    ssize_t got = 0;
-    do {
-      got = ::read(report_read.get(), &exec_error, sizeof exec_error);
-    } while (got < 0 && errno == EINTR);
-    if (got == static_cast<ssize_t>(sizeof exec_error)) {
-      reap_within(kStopTimeout);
-      pid_ = -1;
+    // As root, the child becomes "nobody" before exec, keeping its
+    // parent-death signal (memcached's own -u would clear it); if that fails,
+    // memcached's -u still drops privileges.
+    try {
+      child_ =
+          std::make_unique<ChildProcess>(path, std::move(args), -1, log_.get(), log_.get(), run_as);
+    } catch (const std::system_error& error) {
       detail::throw_error("cannot execute memcached binary '" + path +
-                          "': " + detail::errno_text(exec_error) +
+                          "': " + detail::errno_text(error.code().value()) +
                           " (set MEMSHARD_MEMCACHED to a memcached executable)");
     }
     return wait_until_ready();
-  }
-
-  // In the child, between fork and exec: async-signal-safe calls only.
-  [[noreturn]] void exec_child(char* const* argv, int report, pid_t parent,
-                               std::optional<detail::Credentials> nobody) const noexcept {
-    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-    }
-    ::dup2(log_.get(), STDOUT_FILENO);
-    ::dup2(log_.get(), STDERR_FILENO);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    // Descriptors the parent opened without O_CLOEXEC (client sockets) must
-    // not stay open in the server. Best effort: old kernels refuse the call.
-    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-#endif
-    sigset_t all{};
-    ::sigemptyset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, nullptr);
-    // As root, become "nobody" here rather than through memcached's -u: the
-    // parent-death signal set below would be cleared by memcached's own
-    // setuid(). If this fails, memcached's -u still drops privileges.
-    if (nobody && ::setgroups(0, nullptr) == 0 && ::setgid(nobody->gid) == 0 &&
-        ::setuid(nobody->uid) != 0) {
-      // Still root: memcached's -u drops privileges (without the death signal).
-    }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) {
-      ::_exit(127);  // the parent is already gone
-    }
-    ::execv(argv[0], argv);
-    const int error = errno;
-    if (::write(report, &error, sizeof error) < 0) {
-      ::_exit(126);
-    }
-    ::_exit(127);
   }
 
   // Polls until the child answers "stats" with its own pid, with a short
   // back-off, until start_timeout_. See launch() for the result.
   auto wait_until_ready() -> std::optional<std::string> {
     const auto deadline = detail::Clock::now() + start_timeout_;
-    const std::string own_pid = "STAT pid " + std::to_string(pid_) + "\r\n";
+    const std::string own_pid = "STAT pid " + std::to_string(pid()) + "\r\n";
     auto pause = std::chrono::microseconds{500};
     std::string last_error = "no connection attempt yet";
     for (;;) {
-      int status = 0;
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = -1;
-        std::string why =
-            "memcached on port " + std::to_string(port_) + " " + describe_status(status);
+      if (child_->wait_for(std::chrono::milliseconds{0})) {
+        std::string why = "memcached on port " + std::to_string(port_) + " " +
+                          describe_status(child_->status().value_or(0));
+        child_.reset();
         if (const std::string text = log(); !text.empty()) {
           why += "; its output: " + text;
         }
@@ -739,7 +639,7 @@ class MemcachedServer {
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::microseconds{50'000});
     }
-    const pid_t stuck = pid_;
+    const pid_t stuck = pid();
     stop();
     detail::throw_error("memcached ('" + binary_ + "', pid " + std::to_string(stuck) +
                         ") did not answer on " + spec() + " within " +
@@ -751,7 +651,7 @@ class MemcachedServer {
   std::chrono::milliseconds start_timeout_;
   std::vector<std::string> extra_args_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<ChildProcess> child_;  // none while stopped
   detail::FileDescriptor log_;
 };
 

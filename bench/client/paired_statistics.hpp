@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_BENCH_CLIENT_PAIRED_STATISTICS_HPP_
+#define MEMSHARD_BENCH_CLIENT_PAIRED_STATISTICS_HPP_
+
+// client/paired_statistics.hpp: how the client benchmark measures its
+// contenders: interleaved rounds in a fresh random order, paired ratios to the
+// baseline round by round, their medians with distribution-free ~95%
+// confidence intervals, published as benchmark counters; or, in callgrind
+// mode, each contender alone between a zero and a dump of the counts.
+
+#include <benchmark/benchmark.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define MEMSHARD_BENCH_HAS_CALLGRIND 1
+#else
+#define MEMSHARD_BENCH_HAS_CALLGRIND 0
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "client/workload.hpp"
+
+namespace memshard::bench::client {
+
+/// kDefaultRounds: timed rounds without MEMSHARD_BENCH_CLIENT_ROUNDS.
+inline constexpr std::size_t kDefaultRounds = 500;
+/// kWarmupRounds: untimed rounds before them.
+inline constexpr std::size_t kWarmupRounds = 3;
+
+/// Rounds: ns per call of every contender (outer) in every round (inner).
+using Rounds = std::vector<std::vector<double>>;
+
+/// interleave: kWarmupRounds + `rounds` rounds, each running every contender
+/// for `batch` calls in a fresh random order; answers the ns per call of the
+/// timed rounds and adds the failed calls to `failed`.
+[[nodiscard]] inline auto interleave(const std::vector<Contender>& contenders, std::size_t rounds,
+                                     std::size_t batch, std::size_t& failed) -> Rounds {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t count = contenders.size();
+  Rounds ns(count, std::vector<double>());
+  for (auto& row : ns) {
+    row.reserve(rounds);
+  }
+  std::vector<std::size_t> order(count);
+  for (std::size_t c = 0; c < count; ++c) {
+    order[c] = c;
+  }
+  SplitMix64 random(0x726F756E6473ULL);
+  for (std::size_t round = 0; round < kWarmupRounds + rounds; ++round) {
+    // A fresh random order every round: each contender is equally often first,
+    // last, or after any other (whose traffic may leave servers busy or idle).
+    for (std::size_t i = count; i > 1; --i) {
+      std::swap(order[i - 1], order[random.below(i)]);
+    }
+    for (const std::size_t c : order) {
+      const auto start = Clock::now();
+      failed += contenders[c].run(batch);
+      const auto stop = Clock::now();
+      if (round >= kWarmupRounds) {
+        ns[c].push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
+                        static_cast<double>(batch));
+      }
+    }
+  }
+  return ns;
+}
+
+/// median: the median of `values` (not empty).
+[[nodiscard]] inline auto median(std::vector<double> values) -> double {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// MedianInterval: a median and its confidence interval.
+struct MedianInterval {
+  double median = 0;  ///< the median
+  double low = 0;     ///< the interval's lower end
+  double high = 0;    ///< its upper end
+};
+
+/// median_interval: the median and its distribution-free ~95% confidence
+/// interval: the order statistics of ranks n/2 -+ 0.98 sqrt(n) (the normal
+/// approximation of the binomial(n, 1/2) that counts values below the true
+/// median).
+[[nodiscard]] inline auto median_interval(std::vector<double> values) -> MedianInterval {
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  const double half_width = 0.98 * std::sqrt(n);
+  const auto low_rank = static_cast<std::size_t>(std::max(1.0, std::floor(n / 2 - half_width)));
+  const auto high_rank = static_cast<std::size_t>(std::min(n, std::ceil(n / 2 + 1 + half_width)));
+  return {median(values), values[low_rank - 1], values[high_rank - 1]};
+}
+
+/// measure: runs `contenders` (the last is the baseline) and publishes the
+/// counters (<name>_ns, <name>_keys, <name>_ratio with _lo and _hi,
+/// <name>_ratio_ref against its reference, <name>_ratio_<other> against each
+/// of also_against, rounds, batch, keys_per_call); or, with
+/// MEMSHARD_BENCH_CALLGRIND_OPS, runs each alone between a zero and a dump of
+/// the stats named "<benchmark_name>/<contender>/<calls>/<keys per call>".
+inline void measure(benchmark::State& state, const std::string& benchmark_name,
+                    const std::vector<Contender>& contenders, std::size_t batch,
+                    std::size_t keys_per_call) {
+  const std::size_t callgrind_calls = env_count("MEMSHARD_BENCH_CALLGRIND_OPS", 0, 0);
+  std::size_t failed = 0;
+  if (callgrind_calls > 0) {
+    for (auto _ : state) {
+      for (const Contender& contender : contenders) {
+        // A multi-get costs about as much as 10 single calls: a tenth as many.
+        const std::size_t calls =
+            keys_per_call > 1 ? std::max<std::size_t>(1, callgrind_calls / 10) : callgrind_calls;
+        const std::string name = benchmark_name + "/" + contender.name + "/" +
+                                 std::to_string(calls) + "/" + std::to_string(keys_per_call);
+#if MEMSHARD_BENCH_HAS_CALLGRIND
+        CALLGRIND_ZERO_STATS;
+#endif
+        failed += contender.run(calls);
+#if MEMSHARD_BENCH_HAS_CALLGRIND
+        CALLGRIND_DUMP_STATS_AT(name.c_str());
+#endif
+      }
+    }
+    state.counters["callgrind_calls"] = static_cast<double>(callgrind_calls);
+  } else {
+    const std::size_t rounds = env_count("MEMSHARD_BENCH_CLIENT_ROUNDS", kDefaultRounds, 5);
+    Rounds ns;
+    for (auto _ : state) {
+      ns = interleave(contenders, rounds, batch, failed);
+    }
+    // Paired ratios: contender c over contender `to`, round by round.
+    const auto publish = [&state, &ns](const std::string& prefix, std::size_t c, std::size_t to) {
+      std::vector<double> ratios(ns[c].size());
+      for (std::size_t r = 0; r < ratios.size(); ++r) {
+        ratios[r] = ns[c][r] / ns[to][r];
+      }
+      const MedianInterval ratio = median_interval(std::move(ratios));
+      state.counters[prefix] = ratio.median;
+      state.counters[prefix + "_lo"] = ratio.low;
+      state.counters[prefix + "_hi"] = ratio.high;
+    };
+    for (std::size_t c = 0; c < contenders.size(); ++c) {
+      const std::string& name = contenders[c].name;
+      state.counters[name + "_ns"] = median(ns[c]);
+      state.counters[name + "_keys"] = static_cast<double>(contenders[c].keys);
+      publish(name + "_ratio", c, contenders.size() - 1);
+      for (std::size_t to = 0; to < contenders.size(); ++to) {
+        if (contenders[to].name == contenders[c].reference) {
+          publish(name + "_ratio_ref", c, to);
+        }
+        const auto& others = contenders[c].also_against;
+        if (std::find(others.begin(), others.end(), contenders[to].name) != others.end()) {
+          publish(name + "_ratio_" + contenders[to].name, c, to);
+        }
+      }
+    }
+    state.counters["rounds"] = static_cast<double>(rounds);
+    state.counters["batch"] = static_cast<double>(batch);
+  }
+  state.counters["keys_per_call"] = static_cast<double>(keys_per_call);
+  if (failed > 0) {
+    state.SkipWithError((std::to_string(failed) + " calls failed while timed").c_str());
+  }
+}
+
+}  // namespace memshard::bench::client
+
+#endif  // MEMSHARD_BENCH_CLIENT_PAIRED_STATISTICS_HPP_

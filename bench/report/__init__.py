@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: MIT
+"""memshard's benchmark report: one module per section of the report
+(lookup, targets, balance, movement, properties, hit_rate, client, charts),
+what they share in common, and main(), which bench/run.sh runs through
+__main__.py."""

@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: MIT
+"""ShardedClient against libmemcached and twemproxy on real memcached
+(client.json): single get and set, multi-get, instructions per call
+(callgrind_client/), and the client targets."""
+
+import csv
+import glob
+import os
+
+from .common import rows_of, verdict
+
+# Targets the client benchmark is held to (time ratios, ShardedClient / libmemcached).
+TARGET_CLIENT_SINGLE = 1.03  # single get / set against libmemcached on the same server
+TARGET_CLIENT_MULTI = 1.00  # get_multi of 100 keys against (c), libmemcached's multi-server mget + fetch_result
+TARGET_CLIENT_VS_TWEMPROXY = 0.50  # ShardedClient single get / the same get through twemproxy
+
+
+# The client benchmark's contenders of get and set: (counter prefix, label).
+CLIENT_SINGLE = [
+    ("ketama", "(a)  ShardedClient ketama-md5-weighted, keys on every server"),
+    ("modulo", "(a)  ShardedClient modulo-crc32, keys on every server"),
+    ("ketama_same", "(a') ShardedClient ketama-md5-weighted, keys on (b)'s server"),
+    ("modulo_same", "(a') ShardedClient modulo-crc32, keys on (b)'s server"),
+    ("libmemcached_all", "(c)  libmemcached KETAMA_WEIGHTED, every server in one memcached_st"),
+    ("twemproxy", "(d)  libmemcached through twemproxy (nutcracker), keys on every server"),
+    ("libmemcached", "(b)  libmemcached, a memcached_st holding (b)'s server alone"),
+]
+CLIENT_MULTI = [
+    ("ketama", "(a)  ShardedClient ketama-md5-weighted get_multi, keys on every server"),
+    ("ketama_visit", "(a)  ShardedClient ketama-md5-weighted visit_multi, keys on every server"),
+    ("ketama_per_server", "(a)  ShardedClient ketama-md5-weighted get_multi, MultiGetMode::kPerServer"),
+    ("modulo", "(a)  ShardedClient modulo-crc32 get_multi, keys on every server"),
+    ("ketama_same", "(a') ShardedClient ketama-md5-weighted get_multi, keys on (b)'s server"),
+    ("ketama_same_visit", "(a') ShardedClient ketama-md5-weighted visit_multi, keys on (b)'s server"),
+    ("modulo_same", "(a') ShardedClient modulo-crc32 get_multi, keys on (b)'s server"),
+    ("libmemcached_all", "(c)  libmemcached KETAMA_WEIGHTED mget, every server in one memcached_st"),
+    ("twemproxy", "(d)  libmemcached mget through twemproxy (nutcracker), keys on every server"),
+    ("libmemcached", "(b)  libmemcached mget, a memcached_st holding (b)'s server alone"),
+]
+
+
+def client_callgrind(results_dir):
+    """{(op, contender): (instructions per call, keys per call)} from callgrind_client/."""
+    counts = {}
+    prefix = "desc: Trigger: Client Request: "
+    for path in glob.glob(os.path.join(results_dir, "callgrind_client", "client.callgrind.*")):
+        name, total = None, None
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith(prefix):
+                    name = line[len(prefix):].strip()
+                elif line.startswith("summary:"):
+                    total = int(line.split()[1])
+        if name is None or total is None or name.count("/") != 3:
+            continue
+        op, contender, calls, keys = name.split("/")
+        counts[(op, contender)] = (total / int(calls), int(keys))
+    return counts
+
+
+def judge_against_c(targets, op, name, ref, goal):
+    """Judges contender `name`'s ratio to (c) when (c) is its like-for-like
+    reference (ketama: (c) places the same keys on the same servers), appending
+    to `targets`; returns the verdict text."""
+    if not name.startswith("ketama"):
+        return "(other placement)"
+    if name == "ketama_per_server":
+        return "(an option: shown, not judged)"
+    ok = round(ref, 3) <= goal
+    targets.append((op, name, "(c)", ref, goal, ok))
+    return verdict(ok) + " (vs c)"
+
+
+def client_section(rep, doc, counts):
+    """The client tables; returns [(target, met)] and writes client_targets.csv."""
+    if doc is None:
+        rep.say("ShardedClient against libmemcached: no results (client.json missing)")
+        rep.say()
+        return []
+    context = doc.get("context", {})
+    rows = {r["run_name"].split("/")[1]: r for r in rows_of(doc) if r.get("run_name", "").startswith("BM_Client/")}
+    source = context.get("memshard_client_server_source", "?")
+    version = context.get("memshard_client_memcached_version", "")
+    servers_note = (f"servers ({'started locally' if source == 'local' else source}"
+                    f"{', ' + version if version else ''}): {context.get('memshard_client_servers', '?')}; "
+                    f"(b)'s server is the first.")
+    targets = []  # judged on the ratio as printed (3 decimals)
+
+    def interval(r, prefix):
+        return f"[{r[prefix + '_lo']:.3f}, {r[prefix + '_hi']:.3f}]"
+
+    # Single get and set.
+    text_rows, csv_rows, rounds = [], [], None
+    for op in ("get", "set"):
+        r = rows.get(op)
+        if r is None:
+            continue
+        if r.get("error_occurred"):
+            text_rows.append([f"{op}: error: " + r.get("error_message", "")] + [""] * 7)
+            continue
+        rounds = int(r.get("rounds", 0))
+        for name, label in CLIENT_SINGLE:
+            if name + "_ns" not in r:
+                continue
+            us = r[name + "_ns"] / 1000
+            is_base = name == "libmemcached"
+            verdict_text, ref = "", None
+            if name.endswith("_same"):
+                ok = round(r[name + "_ratio"], 3) <= TARGET_CLIENT_SINGLE
+                verdict_text = verdict(ok)
+                targets.append((op, name, "(b)", r[name + "_ratio"], TARGET_CLIENT_SINGLE, ok))
+            elif name + "_ratio_ref" in r:
+                ref = r[name + "_ratio_ref"]
+                verdict_text = judge_against_c(targets, op, name, ref, TARGET_CLIENT_SINGLE)
+            text_rows.append([f"{op}  {label}", str(int(r[name + "_keys"])), f"{us:.2f}", f"{1e6 / us:,.0f}",
+                              "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
+                              "" if is_base else interval(r, name + "_ratio"),
+                              f"{ref:.3f}x {interval(r, name + '_ratio_ref')}" if ref is not None else "",
+                              verdict_text])
+            csv_rows.append({"operation": op, "contender": name, "label": label.strip(),
+                             "keys": int(r[name + "_keys"]), "us per op": us, "ops per s": 1e6 / us,
+                             "ratio to (b)": r[name + "_ratio"], "ratio to (b) low": r[name + "_ratio_lo"],
+                             "ratio to (b) high": r[name + "_ratio_hi"],
+                             "ratio to (c)": ref if ref is not None else "",
+                             "ratio to (c) low": r[name + "_ratio_ref_lo"] if ref is not None else "",
+                             "ratio to (c) high": r[name + "_ratio_ref_hi"] if ref is not None else "",
+                             "rounds": rounds, "batch": int(r.get("batch", 0))})
+    # (a) against twemproxy (d): judged on single get only.
+    proxy_notes = []
+    proxy = context.get("memshard_client_twemproxy", "")
+    if proxy.startswith("skipped"):
+        proxy_notes.append(f"(d) twemproxy: {proxy}.")
+    elif proxy:
+        parts = []
+        for op in ("get", "set"):
+            r = rows.get(op)
+            if r is None or r.get("error_occurred") or "ketama_ratio_twemproxy" not in r:
+                continue
+            value = r["ketama_ratio_twemproxy"]
+            text = f"{op} {value:.3f}x {interval(r, 'ketama_ratio_twemproxy')}"
+            if op == "get":
+                ok = round(value, 3) <= TARGET_CLIENT_VS_TWEMPROXY
+                text += (f", target <= {TARGET_CLIENT_VS_TWEMPROXY:.2f}x (ShardedClient single get at "
+                         f"least 2x faster than twemproxy): {verdict(ok)}")
+                targets.append((op, "ketama", "(d)", value, TARGET_CLIENT_VS_TWEMPROXY, ok))
+            parts.append(text)
+        if parts:
+            proxy_notes.append("ShardedClient (a, ketama) / twemproxy (d): " + "; ".join(parts) + ".")
+        proxy_notes.append(f"(d): {proxy}; one pool of the servers above, a memcached_st (same "
+                           "behaviours) holding the proxy as its only server; values written and read "
+                           "through it checked before timing.")
+        placement = context.get("memshard_client_twemproxy_placement")
+        if placement:
+            proxy_notes.append(f"twemproxy placement: {placement}.")
+    if text_rows:
+        batch = int(rows["get"].get("batch", 0)) if "get" in rows and not rows["get"].get("error_occurred") else "?"
+        rep.table(f"ShardedClient against libmemcached on real memcached: single get (hit) and set of "
+                  f"100-byte values, {rounds} interleaved rounds",
+                  ["op   contender", "keys", "µs/op", "ops/s", "/ (b)", "95% CI", "/ (c) [95% CI]",
+                   f"target <= {TARGET_CLIENT_SINGLE:.2f}x"],
+                  text_rows, "client_single.csv", csv_rows,
+                  notes=[servers_note,
+                         f"Interleaved: each round runs every contender for a batch of {batch} calls, in a "
+                         "fresh random order; / (b) is the median over the rounds of (contender's time "
+                         "per call / (b)'s in the same round),",
+                         "so noise that lasts longer than a round cancels and a burst that hits one side "
+                         "only is outvoted. 95% CI: distribution-free interval of that median (binomial "
+                         "order statistics). µs/op: median over rounds.",
+                         "(a') and (b) talk to the same server: only the client differs. (a) spreads its keys "
+                         "over every server, and so does (c), libmemcached placing the same keys itself:",
+                         "(a) / (b) and (c) / (b) measure the servers (each memcached wakes up for only its share "
+                         "of the calls), not the client; (a) ketama is judged against (c), which places the same keys (modulo places others: shown, not judged).",
+                         "Every libmemcached handle has ShardedClient's own behaviours (NO_BLOCK, "
+                         "TCP_NODELAY, SUPPORT_CAS, timeouts; checked), text protocol; every answer is "
+                         "checked (hit, right value; stored)."] + proxy_notes)
+
+    # Multi-get.
+    r = rows.get("get_multi")
+    if r is not None:
+        text_rows, csv_rows = [], []
+        multi_notes = []
+        if r.get("error_occurred"):
+            text_rows.append(["error: " + r.get("error_message", "")] + [""] * 6)
+        else:
+            keys_per_call = int(r.get("keys_per_call", 100))
+            for name, label in CLIENT_MULTI:
+                if name + "_ns" not in r:
+                    continue
+                us = r[name + "_ns"] / 1000
+                is_base = name == "libmemcached"
+                verdict_text, ref = "", None
+                if name + "_ratio_ref" in r:
+                    ref = r[name + "_ratio_ref"]
+                    verdict_text = judge_against_c(targets, "get_multi", name, ref,
+                                                   TARGET_CLIENT_MULTI)
+                text_rows.append([label, f"{us:.1f}", f"{keys_per_call * 1e6 / us:,.0f}",
+                                  "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
+                                  "" if is_base else interval(r, name + "_ratio"),
+                                  f"{ref:.3f}x {interval(r, name + '_ratio_ref')}" if ref is not None else "",
+                                  verdict_text])
+                csv_rows.append({"contender": name, "label": label, "us per request": us,
+                                 "keys per s": keys_per_call * 1e6 / us,
+                                 "ratio to (b)": r[name + "_ratio"], "ratio to (b) low": r[name + "_ratio_lo"],
+                                 "ratio to (b) high": r[name + "_ratio_hi"],
+                                 "ratio to (c)": ref if ref is not None else "",
+                                 "ratio to (c) low": r[name + "_ratio_ref_lo"] if ref is not None else "",
+                                 "ratio to (c) high": r[name + "_ratio_ref_hi"] if ref is not None else "",
+                                 "key lists": int(r[name + "_keys"]), "keys per request": keys_per_call,
+                                 "rounds": int(r.get("rounds", 0)), "batch": int(r.get("batch", 0))})
+            if "ketama_ratio_twemproxy" in r:
+                multi_notes.append("ShardedClient (a, ketama get_multi) / twemproxy (d): "
+                                   f"{r['ketama_ratio_twemproxy']:.3f}x "
+                                   f"{interval(r, 'ketama_ratio_twemproxy')} (not a target).")
+            elif proxy.startswith("skipped"):
+                multi_notes.append(f"(d) twemproxy: {proxy}.")
+        spread = ""
+        if "keys_per_server_min" in r:
+            spread = (f" (keys per server per request: {int(r['keys_per_server_min'])} to "
+                      f"{int(r['keys_per_server_max'])} under ketama")
+            if "modulo_keys_per_server_min" in r:
+                spread += (f", {int(r['modulo_keys_per_server_min'])} to "
+                           f"{int(r['modulo_keys_per_server_max'])} under modulo")
+            spread += ")"
+        rep.table(f"ShardedClient against libmemcached on real memcached: multi-get of "
+                  f"{int(r.get('keys_per_call', 100))} keys (all hits) over "
+                  f"{int(r.get('servers', 0)) or '?'} servers, {int(r.get('rounds', 0))} interleaved rounds",
+                  ["contender", "µs/request", "keys/s", "/ (b)", "95% CI", "/ (c) [95% CI]",
+                   f"target <= {TARGET_CLIENT_MULTI:.2f}x"], text_rows, "client_multi.csv", csv_rows,
+                  notes=[f"Each contender cycles over 16 requests of 100 distinct keys{spread}; same "
+                         f"interleaving and statistics as above, batches of {int(r.get('batch', 0))} "
+                         "requests.",
+                         "(a), (c) and (d) read the same lists, written through each client. (b) and (a') "
+                         "ketama read other lists, of keys memshard's ketama puts on (b)'s server; (a') "
+                         "modulo, keys modulo puts there.",
+                         "Checked before timing, for every request of every contender: all 100 values, "
+                         "each once, equal to what was stored; (c) and (b) were checked before any other "
+                         "client wrote their keys,",
+                         "so libmemcached places every key where memshard's ketama does, and (b)'s keys "
+                         "are on (b)'s server.",
+                         "libmemcached contenders: memcached_mget, then memcached_fetch_result into a "
+                         "caller-owned memcached_result_st, each key and value copied into reused strings "
+                         "(ShardedClient's behaviours, checked).",
+                         "get_multi returns a MultiGetResult that owns its values (one std::string each) and "
+                         "a Status per key; visit_multi copies each value into a reused string, like (b).",
+                         "(a') visit_multi / (b): the same keys on the same server, only the client differs; "
+                         "(a) ketama is judged against (c), which places and hashes keys as it does."]
+                  + multi_notes)
+
+    # Instructions per call.
+    if counts:
+        text_rows, csv_rows = [], []
+        for op, names in (("get", CLIENT_SINGLE), ("set", CLIENT_SINGLE), ("get_multi", CLIENT_MULTI)):
+            base = counts.get((op, "libmemcached"))
+            ref = counts.get((op, "libmemcached_all"))
+            for name, label in names:
+                if (op, name) not in counts:
+                    continue
+                per_call, keys = counts[(op, name)]
+                text_rows.append([f"{op:<9}  {label}", f"{per_call:,.0f}",
+                                  f"{per_call / base[0]:.3f}x" if base else "-",
+                                  f"{per_call / ref[0]:.3f}x" if ref else "-"])
+                csv_rows.append({"operation": op, "contender": name, "instructions per call": round(per_call, 1),
+                                 "keys per call": keys, "ratio to (b)": per_call / base[0] if base else "",
+                                 "ratio to (c)": per_call / ref[0] if ref else ""})
+        rep.table("Instructions per client call (callgrind, client side only)",
+                  ["op         contender", "instructions/call", "/ (b)", "/ (c)"], text_rows,
+                  "client_instructions.csv", csv_rows,
+                  notes=["Each contender alone (2000 calls; 200 for get_multi) between CALLGRIND_ZERO_STATS "
+                         "and CALLGRIND_DUMP_STATS_AT, after the same checks; / (b) and / (c): the same "
+                         "operation's (b) and (c) rows.",
+                         "User-space instructions of the client process, libmemcached included; the kernel "
+                         "and the servers are not counted. Repeatable where times are not."])
+    if targets:
+        with open(os.path.join(rep.results_dir, "client_targets.csv"), "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["operation", "contender", "against", "time ratio", "goal", "met"])
+            writer.writerows(targets)
+    return [(f"client {op} {name} / {against} {value:.3f}x", ok)
+            for op, name, against, value, _, ok in targets]

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs bench/report on the saved result sets under bench/testdata/ and
+compares what it prints, summary.txt and every CSV it writes with the
+expected files there.
+
+  testdata/results/           one run of bench/run.sh (callgrind files cut down
+                              to the lines the report reads)
+  testdata/summary.expected   the report of that run
+  testdata/expected/*.csv     the tables of that run
+  testdata/summary_empty.expected  the report of an empty results directory
+
+Usage: python3 bench/report_test.py (standard library only);
+python3 bench/report_test.py --regenerate rewrites the expected files from
+what the report prints now (after a change to a table made on purpose).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+TESTDATA = os.path.join(BENCH, "testdata")
+
+
+def run_report(results):
+    """Runs the report as bench/run.sh does, on a copy of `results` (None: an
+    empty directory) named results/ in a temporary working directory, so that
+    its "Files:" line does not depend on where the checkout is."""
+    work = tempfile.mkdtemp(prefix="memshard-report-")
+    target = os.path.join(work, "results")
+    if results is None:
+        os.mkdir(target)
+    else:
+        shutil.copytree(results, target)
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "report"), "results"], cwd=work,
+                          capture_output=True, text=True, check=False)
+    return work, target, done
+
+
+def read(path):
+    with open(path, newline="") as handle:
+        return handle.read()
+
+
+class ReportTest(unittest.TestCase):
+    def run_on(self, results, expected):
+        work, target, done = run_report(results)
+        self.addCleanup(shutil.rmtree, work)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stderr, "")
+        want = read(expected)
+        self.assertEqual(done.stdout, want)
+        self.assertEqual(read(os.path.join(target, "summary.txt")), want)
+        return target
+
+    def test_saved_run(self):
+        target = self.run_on(os.path.join(TESTDATA, "results"),
+                             os.path.join(TESTDATA, "summary.expected"))
+        expected_dir = os.path.join(TESTDATA, "expected")
+        expected = sorted(name for name in os.listdir(expected_dir) if name.endswith(".csv"))
+        written = sorted(name for name in os.listdir(target) if name.endswith(".csv"))
+        self.assertEqual(written, expected)
+        for name in expected:
+            with self.subTest(csv=name):
+                self.assertEqual(read(os.path.join(target, name)), read(os.path.join(expected_dir, name)))
+
+    def test_empty_results(self):
+        target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
+        self.assertEqual(os.listdir(target), ["summary.txt"])
+
+
+def regenerate():
+    """Writes the expected files from the report as it is now."""
+    for results, expected in ((os.path.join(TESTDATA, "results"), "summary.expected"),
+                              (None, "summary_empty.expected")):
+        work, target, done = run_report(results)
+        try:
+            if done.returncode != 0:
+                sys.exit(done.stderr)
+            with open(os.path.join(TESTDATA, expected), "w", newline="") as handle:
+                handle.write(done.stdout)
+            if results is not None:
+                expected_dir = os.path.join(TESTDATA, "expected")
+                shutil.rmtree(expected_dir, ignore_errors=True)
+                os.mkdir(expected_dir)
+                for name in sorted(os.listdir(target)):
+                    if name.endswith(".csv"):
+                        shutil.copy(os.path.join(target, name), expected_dir)
+        finally:
+            shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--regenerate"]:
+        regenerate()
+    else:
+        unittest.main()
