@@ -63,22 +63,13 @@ struct Flags {
   bool fail_if_moved = false;
 };
 
-/// compare_parsed: compare_keys as the command line `args` asks (which must
-/// parse), over `input`.
-auto compare_parsed(const std::vector<std::string>& args, const std::string& input = {})
-    -> RunResult {
-  const tool::ParsedCommandLine parsed = tool::testing::parse(args);
-  EXPECT_TRUE(parsed.ok()) << parsed.error;
-  const tool::Placement placement_a = tool::make_placement(parsed.command.from);
-  const tool::Placement placement_b = tool::make_placement_b(parsed.command);
-  std::istringstream in(input);
-  std::ostringstream out;
-  std::ostringstream errors;
-  RunResult result;
-  result.status = tool::compare_keys(parsed.command, placement_a, placement_b, in, out, errors);
-  result.out = out.str();
-  result.err = errors.str();
-  return result;
+/// compare_command: compare_keys as `command` asks, over `input`.
+auto compare_command(const tool::CommandLine& command, const std::string& input) -> RunResult {
+  const tool::Placement a = tool::make_placement(command.from);
+  const tool::Placement b = tool::make_placement_b(command);
+  return tool::testing::capture(input, [&](std::istream& in, std::ostream& out, std::ostream& err) {
+    return tool::compare_keys(command, a, b, in, out, err);
+  });
 }
 
 /// compare: compare_keys of `a` against `b` over `input` (or --sample's keys).
@@ -91,16 +82,7 @@ auto compare(const Side& a, const Side& b, const std::string& input, Flags flags
   command.sample = flags.sample;
   command.per_key = flags.per_key;
   command.fail_if_moved = flags.fail_if_moved;
-  const tool::Placement placement_a = tool::make_placement(command.from);
-  const tool::Placement placement_b = tool::make_placement_b(command);
-  std::istringstream in(input);
-  std::ostringstream out;
-  std::ostringstream errors;
-  RunResult result;
-  result.status = tool::compare_keys(command, placement_a, placement_b, in, out, errors);
-  result.out = out.str();
-  result.err = errors.str();
-  return result;
+  return compare_command(command, input);
 }
 
 /// ReportRow: one server's row in a report's table.
@@ -127,17 +109,17 @@ struct Report {
 };
 
 void PrintTo(const Report& report, std::ostream* out) {
+  auto rows = [out](const std::vector<ReportRow>& table) {
+    for (const ReportRow& row : table) {
+      *out << " [" << row.label << " " << row.keys << " " << row.moved
+           << (row.only_here ? " *" : "") << "]";
+    }
+  };
   *out << "{A: " << report.a_description << "; B: " << report.b_description << "; keys "
        << report.keys << ", moved " << report.moved << "; A rows:";
-  for (const ReportRow& row : report.a_rows) {
-    *out << " [" << row.label << " " << row.keys << " " << row.moved << (row.only_here ? " *" : "")
-         << "]";
-  }
+  rows(report.a_rows);
   *out << "; B rows:";
-  for (const ReportRow& row : report.b_rows) {
-    *out << " [" << row.label << " " << row.keys << " " << row.moved << (row.only_here ? " *" : "")
-         << "]";
-  }
+  rows(report.b_rows);
   *out << "; " << report.moved_keys.size() << " per-key lines}";
 }
 
@@ -290,9 +272,12 @@ TEST(LocateCompareTest, IdenticalConfigurationsMoveNothing) {
   EXPECT_EQ(report.keys, 10000U);
   EXPECT_EQ(report.moved, 0U);
   // B defaults to A entirely: --compare without any --to-* option.
-  const RunResult result = compare_parsed(
-      {"--compare", "--profile", a.profile, "--server", a.specs[0], "--server", a.specs[1],
-       "--server", a.specs[2], "--sample", "10000", "--fail-if-moved", "--per-key"});
+  tool::CommandLine command;
+  command.from = a.args();
+  command.sample = 10000;
+  command.per_key = true;
+  command.fail_if_moved = true;
+  const RunResult result = compare_command(command, "");
   EXPECT_EQ(result.status, tool::kExitOk) << result;
   EXPECT_EQ(parse_report(result.out), report);
   EXPECT_NE(result.out.find("moved: 0 (0.00%)\n"), std::string::npos) << result.out;
@@ -403,38 +388,6 @@ TEST(LocateCompareTest, ToOptionsSetSideB) {
               {"spymemcached-ketama", {"a:11211", "b:11211"}, {"", 0, false}}, 2000);
   run_compare({"twemproxy-ketama", fleet, {"crc32", 0, {}}},
               {"twemproxy-ketama", fleet, {"crc32a", 0, {}}}, 2000);
-}
-
-TEST(LocateCompareTest, OptionsCarryOverToBOnlyWithinTheSameProfile) {
-  auto run_descriptions = [](const std::vector<std::string>& args) {
-    const RunResult result = compare_parsed(args);
-    EXPECT_EQ(result.status, tool::kExitOk) << result;
-    const Report report = parse_report(result.out);
-    return std::pair(report.a_description, report.b_description);
-  };
-  // Same profile: B takes A's hash and points; servers from --to-server.
-  EXPECT_EQ(run_descriptions({"--compare", "--profile", "ring-crc32", "--hash", "fnv1a_32",
-                              "--points", "32", "--server", "a:11211", "--to-server", "a:11211",
-                              "--to-server", "b:11211", "--sample", "10"}),
-            std::pair(std::string("ring-crc32 hash=fnv1a_32 points=32, 1 server"),
-                      std::string("ring-crc32 hash=fnv1a_32 points=32, 2 servers")));
-  // Same profile named again with --to-profile: the same.
-  EXPECT_EQ(run_descriptions({"--compare", "--profile", "spymemcached-ketama", "--weighted", "true",
-                              "--server", "a:11211", "--to-profile", "spymemcached-ketama",
-                              "--sample", "10"})
-                .second,
-            "spymemcached-ketama weighted=true, 1 server");
-  // Another profile: B's own defaults ("crc32" is not the same hash for
-  // twemproxy and libmemcached), and A's servers.
-  EXPECT_EQ(run_descriptions({"--compare", "--profile", "twemproxy-ketama", "--hash", "crc32",
-                              "--server", "a:11211", "--server", "b:11211", "--to-profile",
-                              "libmemcached-ketama-weighted", "--sample", "10"}),
-            std::pair(std::string("twemproxy-ketama hash=crc32, 2 servers"),
-                      std::string("libmemcached-ketama-weighted hash=md5, 2 servers")));
-  EXPECT_EQ(run_descriptions({"--compare", "--profile", "ring-crc32", "--points", "8", "--server",
-                              "a:11211", "--to-profile", "libmemcached-modula", "--sample", "10"})
-                .second,
-            "libmemcached-modula hash=one_at_a_time, 1 server");
 }
 
 TEST(LocateCompareTest, SampleKeysAreKeyColonIndex) {

@@ -81,16 +81,6 @@ TEST(LocateLineReaderTest, LinesWithoutTheirEnds) {
   EXPECT_EQ(read_lines("mid\rdle\n"), (std::vector<ReadLine>{{"mid\rdle", 7}}));
 }
 
-TEST(LocateLineReaderTest, CrlfInputGivesTheSameKeys) {
-  const std::vector<std::string> keys = random_keys(1000, 12);
-  const KeysRead lf = read_all_keys(join_lines(keys));
-  const KeysRead crlf = read_all_keys(join_lines(keys, "\r\n"));
-  EXPECT_EQ(lf.keys, keys);
-  EXPECT_EQ(crlf.keys, keys);
-  EXPECT_EQ(crlf.invalid, 0U);
-  EXPECT_EQ(crlf.errors, "");
-}
-
 TEST(LocateLineReaderTest, LinesAcrossSmallBuffers) {
   // A buffer of 8 bytes: lines split across reads, and lines longer than the
   // buffer, which keep only their length (and their last bytes).
@@ -186,17 +176,6 @@ TEST(LocateReadKeysTest, InvalidKeysAreReportedWithTheirLineNumbers) {
       << read.errors;
 }
 
-TEST(LocateReadKeysTest, KeyProblemCountsTheWholeLine) {
-  // A line longer than the buffer is too long by its full length, whatever its kept bytes.
-  const auto problem = tool::key_problem(tool::Line{"tail", 5'000'000});
-  ASSERT_TRUE(problem);
-  EXPECT_EQ(problem->code, memshard::KeyErrc::kTooLong);
-  EXPECT_EQ(tool::invalid_line_message(9, *problem),
-            "memshard-locate: line 9: " + problem->message() + "\n");
-  EXPECT_NE(problem->message().find("5000000"), std::string::npos) << problem->message();
-  EXPECT_FALSE(tool::key_problem(tool::Line{"fine", 4}));
-}
-
 /// RecordingBuffer: a stream buffer that hands out its input a chunk at a time
 /// and records what had been written before each chunk was asked for.
 class RecordingBuffer : public std::streambuf {
@@ -258,22 +237,6 @@ TEST(LocateOutputTest, GathersUntilFullOrFlushed) {
   output.append("z");
   output.flush();
   EXPECT_EQ(out.str(), "abcdefghi0123456789z");
-}
-
-TEST(LocateOutputTest, LargeOutputArrivesWhole) {
-  std::ostringstream out;
-  std::string expected;
-  {
-    tool::Output output(out);
-    for (std::size_t i = 0; i < 300000; ++i) {
-      const std::string line = "key:" + std::to_string(i) + "\t" + std::to_string(i % 7) + "\n";
-      output.append(line);
-      expected += line;
-    }
-    output.flush();
-  }
-  EXPECT_EQ(out.str().size(), expected.size());
-  EXPECT_TRUE(out.str() == expected);
 }
 
 TEST(LocateDescriptorBufferTest, ReadAndWriteErrorsNameTheStream) {

@@ -33,19 +33,26 @@ using memshard::testing::RunResult;
 /// kPrefix: how each of the tool's error lines starts.
 inline constexpr std::string_view kPrefix = "memshard-locate: ";
 
-/// run_in_process: run() with `args`, `input` on its input stream, and what it
-/// printed and returned.
-inline auto run_in_process(const std::vector<std::string>& args, const std::string& input = {})
-    -> RunResult {
-  const std::vector<std::string_view> views(args.begin(), args.end());
+/// capture: what `job(in, out, errors)` returned and printed, with `input` on `in`.
+template <class Job>
+auto capture(const std::string& input, Job&& job) -> RunResult {
   std::istringstream in(input);
   std::ostringstream out;
   std::ostringstream errors;
   RunResult result;
-  result.status = run(views, in, out, errors);
+  result.status = std::forward<Job>(job)(in, out, errors);
   result.out = out.str();
   result.err = errors.str();
   return result;
+}
+
+/// run_in_process: run() with `args`, and `input` on its input stream.
+inline auto run_in_process(const std::vector<std::string>& args, const std::string& input = {})
+    -> RunResult {
+  const std::vector<std::string_view> views(args.begin(), args.end());
+  return capture(input, [&views](std::istream& in, std::ostream& out, std::ostream& errors) {
+    return run(views, in, out, errors);
+  });
 }
 
 /// parse: parse_command_line over `args`.
@@ -56,14 +63,9 @@ inline auto parse(const std::vector<std::string>& args) -> ParsedCommandLine {
 
 /// locate_in_process: locate_keys of `placement` over `input`.
 inline auto locate_in_process(const Placement& placement, const std::string& input) -> RunResult {
-  std::istringstream in(input);
-  std::ostringstream out;
-  std::ostringstream errors;
-  RunResult result;
-  result.status = locate_keys(placement, in, out, errors);
-  result.out = out.str();
-  result.err = errors.str();
-  return result;
+  return capture(input, [&placement](std::istream& in, std::ostream& out, std::ostream& errors) {
+    return locate_keys(placement, in, out, errors);
+  });
 }
 
 inline auto split_fields(std::string_view line) -> std::vector<std::string> {

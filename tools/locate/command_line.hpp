@@ -37,22 +37,28 @@ enum class Action { kLocate, kCompare, kHelp, kVersion, kListProfiles };
 /// --hash, --points, --weighted, --hash-tag and --server; side B of --compare by
 /// the same options prefixed "--to-". Unset means not given.
 struct SideArgs {
-  std::optional<std::string> profile;
-  std::optional<std::string> hash;
-  std::optional<std::size_t> points;
-  std::optional<bool> weighted;
-  std::optional<std::string> hash_tag;
-  std::vector<std::string> server_specs;
+  std::optional<std::string> profile = {};
+  std::optional<std::string> hash = {};
+  std::optional<std::size_t> points = {};
+  std::optional<bool> weighted = {};
+  std::optional<std::string> hash_tag = {};
+  std::vector<std::string> server_specs = {};
+
+  /// operator==: whether two sides were given the same options.
+  auto operator==(const SideArgs&) const -> bool = default;
 };
 
 /// CommandLine: the parsed arguments.
 struct CommandLine {
   Action action = Action::kLocate;
-  SideArgs from;  ///< side A: --profile, --hash, --points, --weighted, --server
-  SideArgs to;    ///< side B: --to-profile, --to-hash, ... (as given, before defaults)
-  std::optional<std::size_t> sample;  ///< --sample N
-  bool per_key = false;               ///< --per-key
-  bool fail_if_moved = false;         ///< --fail-if-moved
+  SideArgs from = {};  ///< side A: --profile, --hash, --points, --weighted, --server
+  SideArgs to = {};    ///< side B: --to-profile, --to-hash, ... (as given, before defaults)
+  std::optional<std::size_t> sample = {};  ///< --sample N
+  bool per_key = false;                    ///< --per-key
+  bool fail_if_moved = false;              ///< --fail-if-moved
+
+  /// operator==: whether two command lines mean the same.
+  auto operator==(const CommandLine&) const -> bool = default;
 };
 
 /// ParsedCommandLine: the outcome of parse_command_line: the command, or the
