@@ -280,6 +280,7 @@ TEST(LocateCompareTest, IdenticalConfigurationsMoveNothing) {
   const RunResult result = compare_command(command, "");
   EXPECT_EQ(result.status, tool::kExitOk) << result;
   EXPECT_EQ(parse_report(result.out), report);
+  EXPECT_TRUE(result.out.starts_with("A: ")) << result.out;  // no blank line: nothing moved
   EXPECT_NE(result.out.find("moved: 0 (0.00%)\n"), std::string::npos) << result.out;
 }
 
@@ -432,6 +433,9 @@ TEST(LocateCompareTest, ExactReportLayout) {
             "a:11211            3        0\n"
             "new:11211 (n)      1        1  not in A\n");
   EXPECT_EQ(parse_report(result.out), expected_report(a, b, keys, true));
+  // Percentages are rounded to the nearest hundredth: 2 of 3 is 66.67%.
+  EXPECT_NE(compare(a, b, "user:1\nuser:4\nuser:5\n").out.find("\nmoved: 2 (66.67%)\n"),
+            std::string::npos);
 }
 
 TEST(LocateCompareTest, StandardInputKeysWithInvalidLines) {
