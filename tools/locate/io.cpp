@@ -11,6 +11,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "locate/command_line.hpp"
+
 namespace memshard::locate_tool {
 namespace {
 

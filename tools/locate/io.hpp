@@ -20,8 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "locate/command_line.hpp"
-
 namespace memshard::locate_tool {
 
 /// kBufferSize: bytes read from the input, and gathered for the output, at once.
