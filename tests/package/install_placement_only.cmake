@@ -30,12 +30,17 @@ foreach(said IN ITEMS "only memshard::placement is built and installed"
   endif()
 endforeach()
 
+# memshard-locate needs placement only, so it is built and installed too.
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the placement-only build failed")
+endif()
 execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BINARY_DIR}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the placement-only install failed")
 endif()
 
-foreach(file IN ITEMS include/memshard/placement.hpp include/memshard/profiles.hpp
+foreach(file IN ITEMS bin/memshard-locate include/memshard/placement.hpp include/memshard/profiles.hpp
                       share/cmake/memshard/memshardConfig.cmake
                       share/cmake/memshard/memshardPlacementTargets.cmake
                       share/pkgconfig/memshard-placement.pc)

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_TOOLS_LOCATE_LOCATE_HPP_
+#define MEMSHARD_TOOLS_LOCATE_LOCATE_HPP_
+
+// locate/locate.hpp: memshard-locate's placements (a side's servers and the
+// locator over them, built from its command-line options) and its main job:
+// each key of the input printed with the index and host:port of its server.
+
+#include <istream>
+#include <memshard/any_locator.hpp>
+#include <memshard/server.hpp>
+#include <ostream>
+#include <string_view>
+#include <vector>
+
+#include "locate/command_line.hpp"
+
+namespace memshard::locate_tool {
+
+/// Placement: a side's servers and the locator over them.
+struct Placement {
+  std::vector<memshard::Server> servers;
+  memshard::AnyLocator locator;
+};
+
+/// make_placement: parses the servers of `side` and builds its locator (its
+/// profile must be set). Throws memshard::ConfigError.
+[[nodiscard]] auto make_placement(const SideArgs& side) -> Placement;
+
+/// without_library_prefix: a memshard::ConfigError's text without its
+/// "memshard: ", which would only repeat the program's name.
+[[nodiscard]] auto without_library_prefix(std::string_view message) noexcept -> std::string_view;
+
+/// locate_keys: prints to `out`, for every valid key of `in`, the line
+/// "key<TAB>index<TAB>host:port" (index counts the servers from 0, in their
+/// order); each invalid line is reported on `errors` and skipped. Returns the
+/// exit status: kExitOk, or kExitInvalidKeys when some line was not a valid
+/// key. Throws IoError.
+[[nodiscard]] auto locate_keys(const Placement& placement, std::istream& in, std::ostream& out,
+                               std::ostream& errors) -> int;
+
+}  // namespace memshard::locate_tool
+
+#endif  // MEMSHARD_TOOLS_LOCATE_LOCATE_HPP_
