@@ -14,8 +14,9 @@
 #include <utility>
 
 #include "memshard/locator.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// AnyLocator: holds any Locator behind one virtual call. Copies share the same
 /// immutable locator, so copying is cheap and thread-safe.
@@ -127,6 +128,6 @@ class AnyLocator {
 static_assert(FailoverLocator<AnyLocator>);
 static_assert(BatchLocator<AnyLocator>);
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_ANY_LOCATOR_HPP_

@@ -12,8 +12,9 @@
 #include <string>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Protocol: memcached's wire protocol.
 enum class Protocol : std::uint8_t { kText, kBinary };
@@ -150,6 +151,6 @@ class Expiry {
   std::time_t value_ = 0;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CLIENT_OPTIONS_HPP_

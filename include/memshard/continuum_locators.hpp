@@ -25,8 +25,9 @@
 #include "memshard/hasher.hpp"
 #include "memshard/ketama_locator.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// CompatContinuumLocator: Cache::Memcached::Fast's default ("compatible")
 /// dispatch. Each server owns a stretch of [0, 2^32) proportional to its
@@ -217,6 +218,6 @@ class BucketedRingLocator {
   std::array<std::uint32_t, kBuckets> buckets_{};
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CONTINUUM_LOCATORS_HPP_

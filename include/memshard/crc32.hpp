@@ -13,8 +13,9 @@
 #include <string_view>
 
 #include "memshard/hasher.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
 inline constexpr std::array<std::uint32_t, 256> kCrc32Table = [] {
@@ -71,6 +72,6 @@ struct Fold15 {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CRC32_HPP_

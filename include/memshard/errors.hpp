@@ -12,7 +12,9 @@
 #include <stdexcept>
 #include <string>
 
-namespace memshard {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// ConfigError: a configuration value was rejected. `what()` reads
 /// `memshard: <what>: <value>`.
@@ -21,6 +23,6 @@ class ConfigError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_ERRORS_HPP_

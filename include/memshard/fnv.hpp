@@ -13,8 +13,9 @@
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 inline constexpr std::uint32_t kFnv32Basis = 0x811C9DC5U;
 inline constexpr std::uint32_t kFnv32Prime = 0x01000193U;
@@ -79,6 +80,6 @@ struct Fnv1a_64 {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_FNV_HPP_

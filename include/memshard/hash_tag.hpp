@@ -14,8 +14,9 @@
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// HashTag: the two characters that delimit the hashed part of a key.
 struct HashTag {
@@ -90,6 +91,6 @@ class HashTagLocator {
   HashTag tag_;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_HASH_TAG_HPP_

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace memshard {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Hasher: a stateless function object that maps bytes to a 32-bit value.
 ///
@@ -36,6 +38,6 @@ concept Hasher = std::default_initializable<H> && requires(const H& hash, std::s
   noexcept->std::convertible_to<std::string_view>;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_HASHER_HPP_

@@ -21,8 +21,9 @@
 #include "memshard/murmur3.hpp"
 #include "memshard/one_at_a_time.hpp"
 #include "memshard/sha1.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// kHashNames: the names visit_hasher accepts (and "default", an alias of
 /// "one_at_a_time", libmemcached's default).
@@ -74,6 +75,6 @@ decltype(auto) visit_hasher(std::string_view name, Visitor&& visit) {
   detail::throw_config_error("unknown hash (known: " + known + ")", name);
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_HASHERS_HPP_

@@ -14,8 +14,9 @@
 #include <string_view>
 
 #include "memshard/hasher.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// JavaStringHash: `s[0]*31^(n-1) + ... + s[n-1]` over the UTF-16 code units of
 /// the key decoded from UTF-8, as an unsigned 32-bit value (spymemcached's
@@ -95,6 +96,6 @@ struct JavaStringHash {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_JAVA_STRING_HPP_

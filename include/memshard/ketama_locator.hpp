@@ -33,8 +33,9 @@
 #include "memshard/md5.hpp"
 #include "memshard/server.hpp"
 #include "memshard/sha1.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// PointFormat: the string hashed for point `i` (0-based) of a server.
 enum class PointFormat : std::uint8_t {
@@ -567,6 +568,6 @@ class KetamaLocator {
   std::uint32_t flip_ = 0;  // complements hashes and points for kLastAtOrBefore
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_KETAMA_LOCATOR_HPP_

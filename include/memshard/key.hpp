@@ -18,7 +18,9 @@
 #include <string>
 #include <string_view>
 
-namespace memshard {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// kMaxKeyLength: the longest key memcached accepts, in bytes.
 inline constexpr std::size_t kMaxKeyLength = 250;
@@ -146,6 +148,6 @@ namespace detail {
   return !key.empty() && key.size() <= kMaxKeyLength && !detail::has_forbidden_byte(key);
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_KEY_HPP_

@@ -11,7 +11,9 @@
 #include <span>
 #include <string_view>
 
-namespace memshard {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Locator: maps a key to one of the servers it was built for.
 ///
@@ -87,6 +89,6 @@ template <Locator L>
   }
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_LOCATOR_HPP_

@@ -19,8 +19,9 @@
 #include "memshard/profiles.hpp"
 #include "memshard/server.hpp"
 #include "memshard/sharded_client.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// make_client: a client whose placement is profile `profile` (see
 /// profiles.hpp); reconfigure(servers) rebuilds the same profile for the new
@@ -42,6 +43,6 @@ namespace memshard {
       options);
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_MAKE_CLIENT_HPP_

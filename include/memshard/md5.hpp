@@ -17,8 +17,9 @@
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
 inline constexpr std::array<std::uint32_t, 64> kMd5Sines = {
@@ -227,6 +228,6 @@ struct Md5 final {  // final: hash_many must always agree with operator()
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_MD5_HPP_

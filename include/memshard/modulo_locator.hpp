@@ -21,8 +21,9 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/hasher.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// ModuloOptions: how a ModuloLocator treats weights.
 struct ModuloOptions {
@@ -146,6 +147,6 @@ class ModuloLocator {
   std::vector<std::uint32_t> buckets_;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_MODULO_LOCATOR_HPP_

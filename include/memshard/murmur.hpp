@@ -10,8 +10,9 @@
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Murmur: libmemcached's and twemproxy's "murmur" (MurmurHash2, 32-bit, with
 /// the length-dependent seed 0xdeadbeef * length).
@@ -56,6 +57,6 @@ struct Murmur {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_MURMUR_HPP_

@@ -12,8 +12,9 @@
 
 #include "memshard/detail/bytes.hpp"
 #include "memshard/hasher.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Murmur3_32: MurmurHash3 x86_32, seed 0, blocks read little-endian.
 /// Murmur3_32{}("") == 0; Murmur3_32{}("hello") == 0x248bfa47.
@@ -123,6 +124,6 @@ struct Murmur3_32 {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_MURMUR3_HPP_

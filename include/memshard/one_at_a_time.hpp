@@ -9,8 +9,9 @@
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// OneAtATime: Jenkins one-at-a-time, libmemcached's default key hash. Every
 /// byte is widened as a signed char, so bytes >= 0x80 add 0xFFFFFFxx: this is
@@ -34,6 +35,6 @@ struct OneAtATime {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_ONE_AT_A_TIME_HPP_

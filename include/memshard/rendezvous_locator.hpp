@@ -21,8 +21,9 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/murmur3.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// RendezvousInput: what the score hash reads of the key.
 enum class RendezvousInput : std::uint8_t {
@@ -248,6 +249,6 @@ class RendezvousLocator {
   std::vector<Murmur3_32::Stream> prefixes_;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_RENDEZVOUS_LOCATOR_HPP_

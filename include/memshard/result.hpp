@@ -20,7 +20,9 @@
 #include <string_view>
 #include <utility>
 
-namespace memshard {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Errc: what happened to one operation.
 enum class Errc : std::uint8_t {
@@ -182,6 +184,6 @@ struct ItemView {
   std::uint64_t cas = 0;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_RESULT_HPP_

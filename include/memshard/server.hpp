@@ -19,8 +19,9 @@
 #include <vector>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// kDefaultPort: memcached's well-known port.
 inline constexpr std::uint16_t kDefaultPort = 11211;
@@ -214,6 +215,6 @@ inline void validate_servers(std::span<const Server> servers) {
   return servers;
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_SERVER_HPP_

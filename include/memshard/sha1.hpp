@@ -12,8 +12,9 @@
 #include <string_view>
 
 #include "memshard/hasher.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Sha1: Sha1::digest(bytes) is the 20-byte SHA-1 digest; as a Hasher,
 /// Sha1{}(bytes) is the digest's first four bytes read big-endian (Dalli's
@@ -127,6 +128,6 @@ struct Sha1 {
   }
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_SHA1_HPP_

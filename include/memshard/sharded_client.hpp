@@ -39,8 +39,9 @@
 #include "memshard/locator.hpp"
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
@@ -600,6 +601,6 @@ class ShardedClient {
   detail::PerServerMultiGet per_server_;
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_SHARDED_CLIENT_HPP_

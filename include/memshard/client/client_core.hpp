@@ -27,8 +27,9 @@
 #include "memshard/client_options.hpp"
 #include "memshard/key.hpp"
 #include "memshard/result.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// Route: where one request goes: `server`, whether it holds that server's
 /// probe lease, and a failure when it goes nowhere.
@@ -169,6 +170,6 @@ class ClientCore {
   bool avoid_ready_ = false;
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_CLIENT_CLIENT_CORE_HPP_

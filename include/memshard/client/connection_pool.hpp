@@ -30,8 +30,9 @@
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// kMaxWireHost: the longest host name libmemcached 1.1 accepts
 /// (MEMCACHED_NI_MAXHOST - 1).
@@ -195,6 +196,6 @@ class ConnectionPool {
   bool fan_stale_ = false;
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_CLIENT_CONNECTION_POOL_HPP_

@@ -26,8 +26,9 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/locator.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// Membership: a server list and each server's health, in the same order.
 /// Immutable once published.
@@ -127,6 +128,6 @@ class Fleet {
   std::atomic<std::uint64_t> generation_{0};
 };
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CLIENT_FLEET_HPP_

@@ -15,8 +15,9 @@
 
 #include "memshard/client/client_core.hpp"
 #include "memshard/result.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// MultiGetResult: get_multi's answer, one entry per requested key, in order.
 struct MultiGetResult {
@@ -101,6 +102,6 @@ struct BatchPlan {
 inline constexpr std::size_t kMaxPolledServers = 100;
 
 }  // namespace detail
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CLIENT_MULTI_GET_HPP_

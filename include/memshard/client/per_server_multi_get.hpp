@@ -19,8 +19,9 @@
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/multi_get.hpp"
 #include "memshard/result.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// PerServerMultiGet: see the file comment. Its scratch is its own, kept
 /// between calls to save allocations.
@@ -133,6 +134,6 @@ class PerServerMultiGet {
   std::vector<std::size_t> key_lengths_;
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_CLIENT_PER_SERVER_MULTI_GET_HPP_

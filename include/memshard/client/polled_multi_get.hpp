@@ -29,8 +29,9 @@
 #include "memshard/detail/fan_handle.hpp"
 #include "memshard/detail/key_table.hpp"
 #include "memshard/result.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// PolledMultiGet: see the file comment. Its scratch is its own, kept between
 /// calls to save allocations.
@@ -331,6 +332,6 @@ class PolledMultiGet {
   std::vector<std::size_t> live_;                        // the servers still owing a reply
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_CLIENT_POLLED_MULTI_GET_HPP_

@@ -8,8 +8,9 @@
 #include <libmemcached-1.0/memcached.h>
 
 #include "memshard/result.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// keep_fetch_code: call before memcached_fetch_result. When a reply breaks
 /// off (an ERROR or SERVER_ERROR line, a malformed value) before the fetch has
@@ -71,6 +72,6 @@ inline void keep_fetch_code(memcached_result_st& result) noexcept {
   }
 }
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_CLIENT_RETURN_CODES_HPP_

@@ -24,8 +24,9 @@
 
 #include "memshard/detail/clock.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// ServerStats: one server's counters, as ShardedClient::stats() reads them.
 /// Counters are shared by a client and all its clones.
@@ -218,6 +219,6 @@ class HealthRegistry {
 };
 
 }  // namespace detail
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_CLIENT_SERVER_HEALTH_HPP_

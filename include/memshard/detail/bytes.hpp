@@ -11,7 +11,9 @@
 #include <span>
 #include <string>
 
-namespace memshard::detail {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// load_le32: the four bytes at `p` as a little-endian 32-bit word.
 [[nodiscard]] constexpr auto load_le32(const char* p) noexcept -> std::uint32_t {
@@ -42,6 +44,6 @@ inline void append_hex(std::string& out, std::span<const unsigned char> bytes) {
   }
 }
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_BYTES_HPP_

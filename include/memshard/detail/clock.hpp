@@ -12,7 +12,9 @@
 #include <time.h>
 #endif
 
-namespace memshard::detail {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// steady_now_ns: std::chrono::steady_clock now, in ns since its epoch.
 [[nodiscard]] inline auto steady_now_ns() noexcept -> std::int64_t {
@@ -34,6 +36,6 @@ namespace memshard::detail {
   return steady_now_ns();
 }
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_CLOCK_HPP_

@@ -34,8 +34,9 @@
 #include "memshard/detail/memcached_handle.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// FanRoutes: the servers of one request's keys, read by the hash function
 /// while libmemcached sends the request.
@@ -222,6 +223,6 @@ class FanHandle {
   std::unique_ptr<Parts> parts_;
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_FAN_HANDLE_HPP_

@@ -12,7 +12,9 @@
 #include <string_view>
 #include <vector>
 
-namespace memshard::detail {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// KeyTable: an open-addressing table from key to position in a request. A
 /// key listed twice has two entries, found in insertion order. The caller
@@ -77,6 +79,6 @@ class KeyTable {
   std::size_t mask_ = 0;
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_KEY_TABLE_HPP_

@@ -20,8 +20,9 @@
 #include "memshard/client_options.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// configure: the behaviors every handle of a client shares.
 inline void configure(memcached_st* memc, const ClientOptions& options) noexcept {
@@ -124,6 +125,6 @@ class MemcachedHandle {
   std::unique_ptr<HandleCore> core_;  // on the heap, so the result survives moves
 };
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_MEMCACHED_HANDLE_HPP_

@@ -9,8 +9,9 @@
 #include <string_view>
 
 #include "memshard/errors.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 
 /// throw_config_error: throws ConfigError("memshard: <what>: <value>"), or
 /// aborts when exceptions are disabled.
@@ -27,6 +28,6 @@ namespace memshard::detail {
 #endif
 }
 
-}  // namespace memshard::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
 
 #endif  // MEMSHARD_DETAIL_THROW_HPP_

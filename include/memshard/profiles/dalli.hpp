@@ -19,8 +19,9 @@
 #include "memshard/profiles/ketama_points.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// dalli_options: Ruby Dalli's ring: floor(N x 160 x w / W) points "host:port:i"
 /// per server, each the first four bytes of SHA-1, big-endian; a key (full
@@ -107,6 +108,6 @@ inline constexpr ProfileInfo kDalliProfile{
   return out;
 }
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_DALLI_HPP_

@@ -15,8 +15,9 @@
 #include "memshard/profiles/libhashkit_hashes.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// kRingCrc32Points: points per server of the ring-crc32 profile.
 inline constexpr std::size_t kRingCrc32Points = 64;
@@ -83,6 +84,6 @@ inline constexpr ProfileInfo kRingCrc32Profile{
     .has_points = true,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_GENERIC_HPP_

@@ -11,8 +11,9 @@
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// gomemcache: Go's gomemcache ServerList: full CRC-32 % N (= modulo_crc32).
 [[nodiscard]] inline auto gomemcache(std::span<const Server> servers) -> ModuloLocator<Crc32> {
@@ -26,6 +27,6 @@ inline constexpr ProfileInfo kGomemcacheProfile{
     .build = &detail::make_any_from<&gomemcache>,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_GOMEMCACHE_HPP_

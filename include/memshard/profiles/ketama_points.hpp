@@ -8,11 +8,13 @@
 
 #include <cstddef>
 
-namespace memshard::profiles {
+#include "memshard/version.hpp"
+
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// kKetamaPoints: libketama's 160 points per server (MEMCACHED_POINTS_PER_SERVER_KETAMA).
 inline constexpr std::size_t kKetamaPoints = 160;
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_KETAMA_POINTS_HPP_

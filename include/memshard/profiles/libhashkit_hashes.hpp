@@ -15,8 +15,9 @@
 #include "memshard/murmur.hpp"
 #include "memshard/one_at_a_time.hpp"
 #include "memshard/profiles/profile_info.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// kLibhashkitHashes: libhashkit's hash names, each building `Make::make<H>`
 /// (a profile's builder, see ProfileInfo::hashes): one_at_a_time
@@ -37,6 +38,6 @@ inline constexpr std::array<HashChoice, 10> kLibhashkitHashes = {{
     {.name = "default", .build = &detail::make_any_with<Make, OneAtATime>, .alias = true},
 }};
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_LIBHASHKIT_HASHES_HPP_

@@ -19,8 +19,9 @@
 #include "memshard/profiles/libhashkit_hashes.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// kLibmemcachedPoints: libmemcached's MEMCACHED_POINTS_PER_SERVER (unweighted rings).
 inline constexpr std::size_t kLibmemcachedPoints = 100;
@@ -182,6 +183,6 @@ inline constexpr ProfileInfo kLibmemcachedKetamaSpyProfile{
     .has_points = true,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_LIBMEMCACHED_HPP_

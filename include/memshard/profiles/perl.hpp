@@ -17,8 +17,9 @@
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// cache_memcached: Perl Cache::Memcached: a bucket list with each server
 /// repeated `weight` times, `buckets[crc % buckets]` with the 15-bit crc.
@@ -90,6 +91,6 @@ inline constexpr ProfileInfo kCacheMemcachedFastProfile{
     .build = &detail::make_cache_memcached_fast,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_PERL_HPP_

@@ -16,8 +16,9 @@
 #include "memshard/profiles/ketama_points.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// kPeclHashes: the names of `memcache.hash_function`, each building
 /// `Make::make<H>`: crc32 (the full CRC-32, the default) and fnv (FNV-1a 32).
@@ -77,6 +78,6 @@ inline constexpr ProfileInfo kPhpMemcacheStandardProfile{
     .hashes = kPeclHashes<detail::MakePhpMemcacheStandard>,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_PHP_MEMCACHE_HPP_

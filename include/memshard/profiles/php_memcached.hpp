@@ -17,8 +17,9 @@
 #include "memshard/profiles/libmemcached.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// php_memcached: PHP `new Memcached()` with default options: libmemcached's
 /// MODULA with one_at_a_time (= libmemcached_modula). `Hash` is
@@ -70,6 +71,6 @@ inline constexpr ProfileInfo kPhpMemcachedConsistentProfile{
     .has_points = true,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_PHP_MEMCACHED_HPP_

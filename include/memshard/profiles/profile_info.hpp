@@ -19,8 +19,9 @@
 #include "memshard/any_locator.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// ProfileOptions: run-time overrides for make_locator.
 struct ProfileOptions {
@@ -136,6 +137,6 @@ auto make_any_from(std::span<const Server> servers, const ProfileOptions& /*opti
 }
 
 }  // namespace profiles::detail
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_PROFILES_PROFILE_INFO_HPP_

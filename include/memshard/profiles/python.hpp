@@ -12,8 +12,9 @@
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/rendezvous_locator.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// python_memcache: python-memcache's Client: Cache::Memcached's bucket list,
 /// but a crc of 0 counts as 1.
@@ -59,6 +60,6 @@ inline constexpr ProfileInfo kPymemcacheRendezvousBytesProfile{
     .build = &detail::make_any_from<&pymemcache_rendezvous_bytes>,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_PYTHON_HPP_

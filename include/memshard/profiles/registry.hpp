@@ -28,8 +28,9 @@
 #include "memshard/profiles/spymemcached.hpp"
 #include "memshard/profiles/twemproxy.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
 
 /// kProfiles: every profile make_locator knows, in the order --list-profiles
 /// prints them.
@@ -123,6 +124,6 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {
   return build(servers, options, std::move(description));
 }
 
-}  // namespace memshard
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
 
 #endif  // MEMSHARD_PROFILES_REGISTRY_HPP_

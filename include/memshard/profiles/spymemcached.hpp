@@ -21,8 +21,9 @@
 #include "memshard/profiles/ketama_points.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 /// spymemcached_ketama_options: KetamaNodeLocator with KETAMA_HASH: 160 md5 x4
 /// points per server ("nodekey-r"), or with a weights map the float32 weighted
@@ -149,6 +150,6 @@ inline constexpr ProfileInfo kSpymemcachedArraymodProfile{
     .hashes = kSpymemcachedHashes<detail::MakeSpymemcachedArraymod>,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_SPYMEMCACHED_HPP_

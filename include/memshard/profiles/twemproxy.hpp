@@ -28,8 +28,9 @@
 #include "memshard/profiles/ketama_points.hpp"
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
 
 namespace detail {
 inline constexpr std::string_view kNotANutcrackerHash =
@@ -200,6 +201,6 @@ inline constexpr ProfileInfo kTwemproxyModulaProfile{
     .has_hash_tag = true,
 };
 
-}  // namespace memshard::profiles
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
 
 #endif  // MEMSHARD_PROFILES_TWEMPROXY_HPP_

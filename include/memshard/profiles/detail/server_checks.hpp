@@ -12,8 +12,9 @@
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/server.hpp"
+#include "memshard/version.hpp"
 
-namespace memshard::profiles::detail {
+namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles::detail {
 
 // libmemcached keeps weights as uint32_t: a fractional weight cannot be
 // expressed there, so it is refused rather than silently changed.
@@ -36,6 +37,6 @@ inline void require_whole_weights(std::span<const Server> servers, std::string_v
   return false;
 }
 
-}  // namespace memshard::profiles::detail
+}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles::detail
 
 #endif  // MEMSHARD_PROFILES_DETAIL_SERVER_CHECKS_HPP_
