@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// client/return_codes.hpp without a server: every libmemcached code a read or
+// write can answer lands in the Errc a caller acts on, and keep_fetch_code
+// only ever raises a zero count.
+
+#include "memshard/client/return_codes.hpp"
+
+#include <libmemcached-1.0/memcached.h>
+
+#include <utility>
+
+#include "gtest/gtest.h"
+#include "memshard/result.hpp"
+
+namespace {
+
+using memshard::Errc;
+using memshard::detail::to_errc;
+
+TEST(ReturnCodesTest, EachCodeMeansWhatACallerActsOn) {
+  const std::pair<memcached_return_t, Errc> table[] = {
+      {MEMCACHED_SUCCESS, Errc::kOk},
+      {MEMCACHED_STORED, Errc::kOk},
+      {MEMCACHED_DELETED, Errc::kOk},
+      {MEMCACHED_END, Errc::kOk},
+      {MEMCACHED_BUFFERED, Errc::kOk},
+      {MEMCACHED_NOTFOUND, Errc::kNotFound},
+      {MEMCACHED_NOTSTORED, Errc::kNotStored},
+      {MEMCACHED_DATA_EXISTS, Errc::kExists},
+      {MEMCACHED_E2BIG, Errc::kValueTooLarge},
+      {MEMCACHED_TIMEOUT, Errc::kTimeout},
+      {MEMCACHED_CONNECTION_FAILURE, Errc::kConnectionFailure},
+      {MEMCACHED_HOST_LOOKUP_FAILURE, Errc::kConnectionFailure},
+      {MEMCACHED_READ_FAILURE, Errc::kConnectionFailure},
+      {MEMCACHED_WRITE_FAILURE, Errc::kConnectionFailure},
+      {MEMCACHED_ERRNO, Errc::kConnectionFailure},
+      {MEMCACHED_SERVER_MARKED_DEAD, Errc::kConnectionFailure},
+      {MEMCACHED_SERVER_TEMPORARILY_DISABLED, Errc::kConnectionFailure},
+      // MEMCACHED_ERROR (an ERROR line) shares its value with this one.
+      {MEMCACHED_CONNECTION_SOCKET_CREATE_FAILURE, Errc::kConnectionFailure},
+      {MEMCACHED_CLIENT_ERROR, Errc::kInvalidArgument},
+      {MEMCACHED_BAD_KEY_PROVIDED, Errc::kInvalidArgument},
+      {MEMCACHED_SERVER_ERROR, Errc::kServerError},
+      {MEMCACHED_MEMORY_ALLOCATION_FAILURE, Errc::kServerError},
+      {MEMCACHED_UNKNOWN_READ_FAILURE, Errc::kProtocolError},
+      {MEMCACHED_PROTOCOL_ERROR, Errc::kProtocolError},
+  };
+  for (const auto& [rc, code] : table) {
+    EXPECT_EQ(to_errc(rc), code) << memcached_strerror(nullptr, rc);
+  }
+}
+
+TEST(ReturnCodesTest, OnlyTimeoutsAndConnectionFailuresCountAgainstAServer) {
+  for (int rc = 0; rc < MEMCACHED_MAXIMUM_RETURN; ++rc) {
+    const auto code = static_cast<memcached_return_t>(rc);
+    const Errc errc = to_errc(code);
+    EXPECT_EQ(memshard::is_server_failure(errc),
+              errc == Errc::kTimeout || errc == Errc::kConnectionFailure)
+        << memcached_strerror(nullptr, code);
+  }
+  EXPECT_FALSE(memshard::is_server_failure(to_errc(MEMCACHED_NOTFOUND)));
+  EXPECT_TRUE(memshard::is_server_failure(to_errc(MEMCACHED_TIMEOUT)));
+}
+
+TEST(ReturnCodesTest, KeepFetchCodeOnlyRaisesAZeroCount) {
+  memcached_result_st result{};
+  result.count = 0;
+  memshard::detail::keep_fetch_code(result);
+  EXPECT_EQ(result.count, 1U);
+  result.count = 7;
+  memshard::detail::keep_fetch_code(result);
+  EXPECT_EQ(result.count, 7U);
+}
+
+}  // namespace
