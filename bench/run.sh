@@ -100,7 +100,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,client}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,client,fleet}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -135,6 +135,11 @@ run "$results_dir/resize.log" "$bench_dir/memshard_resize_bench" \
 log "properties of a distribution (monotonicity, spread, load)"
 run "$results_dir/properties.log" "$bench_dir/memshard_properties_bench" \
   --benchmark_out="$results_dir/properties.json" --benchmark_out_format=json || failures+=(properties)
+
+log "the shared fleet (snapshot check, reconfigure)"
+run "$results_dir/fleet.log" "$bench_dir/memshard_fleet_bench" \
+  --benchmark_out="$results_dir/fleet.json" --benchmark_out_format=json \
+  --benchmark_min_time="$min_time" || failures+=(fleet)
 
 if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
   log "hit rate on MEMSHARD_SERVERS"

@@ -3,7 +3,7 @@
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
-hit_rate.json, client.json, and callgrind/*.json + *.callgrind and
+hit_rate.json, client.json, fleet.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -23,6 +23,7 @@ from .balance import balance_section  # noqa: E402
 from .charts import charts_section  # noqa: E402
 from .client import client_callgrind, client_section  # noqa: E402
 from .common import Report, failed, load, rows_of  # noqa: E402
+from .fleet import fleet_section  # noqa: E402
 from .hit_rate import hit_rate_section  # noqa: E402
 from .lookup import callgrind_counts, lookup_section  # noqa: E402
 from .movement import movement_section  # noqa: E402
@@ -51,7 +52,7 @@ def main():
                     "benchmarks are built in Release.")
     rep.say()
     errors = []
-    for name in ("locate", "balance", "resize", "properties", "hit_rate", "client"):
+    for name in ("locate", "balance", "resize", "properties", "hit_rate", "client", "fleet"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -62,6 +63,7 @@ def main():
     targets += hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")))
     targets += client_section(rep, load(os.path.join(results_dir, "client.json")),
                               client_callgrind(results_dir))
+    fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
     if errors:
         rep.say("Errors")
         rep.say("======")
