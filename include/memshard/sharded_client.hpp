@@ -269,7 +269,9 @@ class ShardedClient {
   /// hits may be reported before its failure is known, so a key may get
   /// on_hit and then on_failure. A callback that throws ends the call: the
   /// exception passes through, connections that may hold unread replies are
-  /// closed and probe leases are given back.
+  /// closed and probe leases are given back. A callback may use other clients
+  /// (a clone's reconfigure() included: this call finishes on its snapshot),
+  /// never this one.
   template <class OnHit, class OnFailure>
   void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
     refresh();
