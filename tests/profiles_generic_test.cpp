@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The articles' placements (profiles/generic.hpp): their published examples,
 // the ring's definition written out, and the typed constructors equal to the
-// registry for every libhashkit hash name.
+// registry for every libhashkit hash name, and the server lists the ring refuses.
 #include <cstdint>
 #include <random>
 #include <string>
@@ -91,6 +91,13 @@ TEST(ArticleProfileTest, TypedConstructorsEqualTheRegistryForEveryLibhashkitHash
   expect_both_match<memshard::Fnv1_64>(servers, "fnv1_64");
   expect_both_match<memshard::Fnv1a_64>(servers, "fnv1a_64");
   expect_both_match<memshard::Murmur>(servers, "murmur");
+}
+
+TEST(ArticleProfileTest, RingServersThatWouldShareEveryPointAreRefused) {
+  // A name equal to another server's "host:port".
+  EXPECT_THROW(static_cast<void>(profiles::ring_crc32(
+                   memshard::parse_servers("a:11211,b:11211:1:a:11211,c:11211"))),
+               memshard::ConfigError);
 }
 
 }  // namespace

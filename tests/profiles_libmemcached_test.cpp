@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Every libmemcached profile (profiles/libmemcached.hpp) against libmemcached
 // itself: the same servers and behaviours in an in-process memcached_st, and
-// memcached_server_by_key() must name the server memshard picks, for every key.
+// memcached_server_by_key() must name the server memshard picks, for every key;
+// and the weighted ring's tie rule.
 #include <libmemcached-1.0/memcached.h>
 
 #include <cstdint>
@@ -220,6 +221,14 @@ TEST(LibmemcachedProfileTest, FractionalWeightsAreRefused) {
   EXPECT_THROW((void)memshard::profiles::libmemcached_modula(servers), ConfigError);
   // The article profiles take no weights, so any positive weight is fine.
   EXPECT_NO_THROW((void)memshard::make_locator("ring-crc32", servers));
+}
+
+// md5 x4 points never collide in practice, so no golden table shows a tie:
+// the rule measured on libketama (the first server) is pinned on the options;
+// its effect is KetamaLocatorTiesTest's.
+TEST(LibmemcachedProfileTest, WeightedKetamaBreaksTiesForTheFirstServer) {
+  EXPECT_EQ(memshard::profiles::libmemcached_ketama_weighted_options().ties,
+            memshard::TieBreak::kFirstServer);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Perl (profiles/perl.hpp): Cache::Memcached and Cache::Memcached::Fast's
-// typed constructors place keys as their registry entries do.
+// typed constructors place keys as their registry entries do; Cache::Memcached
+// refuses fractional weights, and the Fast ketama ring's tie rule.
 #include <random>
 
 #include "gtest/gtest.h"
@@ -32,6 +33,19 @@ TEST(PerlProfileTest, CacheMemcachedFastEqualsItsRegistryEntryWithAndWithoutKeta
                              servers));
   EXPECT_TRUE(same_placement(profiles::cache_memcached_fast_ketama(servers, 150),
                              "cache-memcached-fast", servers, {.points = 150}));
+}
+
+TEST(PerlProfileTest, CacheMemcachedRefusesFractionalWeights) {
+  EXPECT_THROW(static_cast<void>(memshard::make_locator(
+                   "cache-memcached", memshard::parse_servers("a:11211:1.5,b:11211"))),
+               memshard::ConfigError);
+}
+
+// The rule measured on Cache::Memcached::Fast's ketama (the first server) is
+// pinned on the options; its effect is KetamaLocatorTiesTest's.
+TEST(PerlProfileTest, CacheMemcachedFastKetamaBreaksTiesForTheFirstServer) {
+  EXPECT_EQ(profiles::cache_memcached_fast_ketama_options(150).ties,
+            memshard::TieBreak::kFirstServer);
 }
 
 }  // namespace

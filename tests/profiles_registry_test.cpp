@@ -3,6 +3,7 @@
 // order, with the options and hash names it had as a positional table (pinned
 // here), and make_locator's refusals.
 #include <cstddef>
+#include <random>
 #include <set>
 #include <span>
 #include <string>
@@ -107,6 +108,33 @@ TEST(ProfilesRegistryTest, EachEntryBuildsEitherThroughItsHashesOrItsOwnBuilder)
   }
 }
 
+TEST(ProfilesRegistryTest, EveryProfileBuildsForSeveralSizesAndEveryHashItNames) {
+  std::mt19937 rng(6);
+  for (const memshard::ProfileInfo& profile : memshard::kProfiles) {
+    SCOPED_TRACE(std::string(profile.name));
+    for (const std::size_t n : {1U, 2U, 5U}) {
+      const auto servers = memshard::testing::random_fleet(rng, n);
+      const auto locator = memshard::make_locator(profile.name, servers);
+      EXPECT_EQ(locator.size(), n);
+      EXPECT_LT(locator.locate("user:42"), n);
+      EXPECT_TRUE(locator.description().starts_with(profile.name));
+    }
+    // Every hash the profile lists is accepted ("crc32 (15-bit)" is listed
+    // with a note).
+    const std::string hashes = memshard::hash_names(profile);
+    for (std::size_t start = 0; start < hashes.size();) {
+      std::size_t end = hashes.find(", ", start);
+      end = end == std::string::npos ? hashes.size() : end;
+      std::string hash = hashes.substr(start, end - start);
+      hash = hash.substr(0, hash.find(' '));
+      EXPECT_NO_THROW(static_cast<void>(memshard::make_locator(
+          profile.name, memshard::testing::random_fleet(rng, 3), {.hash = hash})))
+          << hash;
+      start = end + 2;
+    }
+  }
+}
+
 TEST(ProfilesRegistryTest, TheFamilyEntriesAreTheRegistrys) {
   EXPECT_EQ(memshard::kProfiles.front().name, memshard::profiles::kLibmemcachedModulaProfile.name);
   EXPECT_EQ(memshard::find_profile("php-memcached-consistent")->hashes.data(),
@@ -139,6 +167,14 @@ TEST(ProfilesMakeLocatorTest, RejectsUnknownProfileHashAndMisplacedPoints) {
   } catch (const ConfigError& error) {
     EXPECT_NE(std::string(error.what()).find("libmemcached-ketama-weighted"), std::string::npos);
   }
+}
+
+TEST(ProfilesMakeLocatorTest, OptionsAProfileDoesNotTakeAreRefused) {
+  const auto servers = memshard::parse_servers("a:11211,b:11211");
+  EXPECT_THROW((void)memshard::make_locator("dalli", servers, {.hash = "md5"}), ConfigError);
+  EXPECT_THROW((void)memshard::make_locator("twemproxy-ketama", servers, {.points = 100}),
+               ConfigError);
+  EXPECT_THROW((void)memshard::make_locator("dalli", servers, {.weighted = true}), ConfigError);
 }
 
 TEST(ProfilesMakeLocatorTest, PointsOptionChangesTheRing) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // spymemcached (profiles/spymemcached.hpp): the typed constructors place keys
 // as their registry entries do, with and without a weights map, and for both
-// names of spymemcached's hash vocabulary.
+// names of spymemcached's hash vocabulary; the ketama ring's tie rule and the
+// server lists it refuses.
 #include <random>
 
 #include "gtest/gtest.h"
@@ -52,6 +53,28 @@ TEST(SpymemcachedProfileTest, ArrayModEqualsTheRegistryForBothHashes) {
                              "spymemcached-arraymod", servers, {.hash = "java_string"}));
   EXPECT_TRUE(same_placement(profiles::spymemcached_arraymod<memshard::LibmemcachedCrc>(servers),
                              "spymemcached-arraymod", servers, {.hash = "crc"}));
+}
+
+// md5 x4 points never collide in practice, so no golden table shows a tie:
+// the rule measured on spymemcached (the server added last) is pinned on the
+// options, for every format; its effect is KetamaLocatorTiesTest's.
+TEST(SpymemcachedProfileTest, KetamaBreaksTiesForTheLastServer) {
+  EXPECT_EQ(profiles::spymemcached_ketama_options(false, false).ties,
+            memshard::TieBreak::kLastServer);
+  EXPECT_EQ(profiles::spymemcached_ketama_options(true, true).ties,
+            memshard::TieBreak::kLastServer);
+}
+
+TEST(SpymemcachedProfileTest, KetamaRefusesServersItCannotTellApartOrWeighs) {
+  // A name equal to another server's "host:port".
+  EXPECT_THROW(static_cast<void>(profiles::spymemcached_ketama(
+                   memshard::parse_servers("a:11211,b:11211:1:a:11211,c:11211"), false)),
+               memshard::ConfigError);
+  // Weights with no weights map: the Java locator would ignore them.
+  EXPECT_THROW(static_cast<void>(memshard::make_locator(
+                   "spymemcached-ketama", memshard::parse_servers("a:11211:2,b:11211"),
+                   {.weighted = false})),
+               memshard::ConfigError);
 }
 
 }  // namespace
