@@ -10,7 +10,7 @@
 #include "memshard/profiles/dalli.hpp"
 #include "memshard/profiles/registry.hpp"
 #include "support/fleet.hpp"
-#include "support/locator_conformance.hpp"
+#include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"
 
 namespace {

@@ -22,7 +22,7 @@
 #include "memshard/profiles/registry.hpp"
 #include "memshard/profiles/twemproxy.hpp"
 #include "support/fleet.hpp"
-#include "support/locator_conformance.hpp"
+#include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"
 
 namespace {

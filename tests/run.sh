@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds memshard and runs every test: the dev build with g++ (all tests,
-# warnings as errors), then the AddressSanitizer+UBSan build with clang++ and
-# the ThreadSanitizer build.
+# warnings as errors), then the AddressSanitizer+UBSan build with clang++ (all
+# but the package tests) and the ThreadSanitizer build (the tests whose code
+# runs on several threads).
 # Installs missing Debian packages first. Exit status: non-zero when any build
 # or test fails.
 #
@@ -28,14 +29,22 @@ status=0
 for preset in "${presets[@]}"; do
   echo "== memshard: $preset: configure and build" >&2
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
+  build_args=(--preset "$preset" -j "$jobs")
+  if [ "$preset" = tsan ]; then
+    # ThreadSanitizer finds races: it needs only the tests whose code runs on
+    # several threads (CTest label "threads").
+    build_args+=(--target memshard_thread_tests)
+  fi
+  cmake --build "${build_args[@]}"
   if [ "$preset" = dev ]; then
     # Each public header compiles on its own.
     cmake --build --preset "$preset" -j "$jobs" --target all_verify_interface_header_sets
   fi
   echo "== memshard: $preset: test" >&2
   ctest_args=(--preset "$preset" -j "$jobs" --timeout 900)
-  if [ "$preset" != dev ]; then
+  if [ "$preset" = tsan ]; then
+    ctest_args+=(-L threads)
+  elif [ "$preset" != dev ]; then
     # The package tests configure nested projects; the dev build covers them.
     ctest_args+=(-LE package)
   fi
