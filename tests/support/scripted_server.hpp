@@ -88,12 +88,6 @@ class ScriptedServer {
       if (::poll(fds.data(), fds.size(), 20) <= 0) {
         continue;
       }
-      if ((fds[0].revents & POLLIN) != 0) {
-        detail::FileDescriptor accepted(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (accepted.valid()) {
-          connections.push_back(Connection{std::move(accepted), accepted_.fetch_add(1), {}});
-        }
-      }
       for (std::size_t c = connections.size(); c-- > 0;) {
         if ((fds[c + 1].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
           continue;
@@ -118,6 +112,13 @@ class ScriptedServer {
             }
             sent += static_cast<std::size_t>(wrote);
           }
+        }
+      }
+      // New connections last: fds holds only the connections polled above.
+      if ((fds[0].revents & POLLIN) != 0) {
+        detail::FileDescriptor accepted(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (accepted.valid()) {
+          connections.push_back(Connection{std::move(accepted), accepted_.fetch_add(1), {}});
         }
       }
     }
