@@ -16,7 +16,8 @@
 #include "memshard/locator.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// AnyLocator: holds any Locator behind one virtual call. Copies share the same
 /// immutable locator, so copying is cheap and thread-safe.
@@ -128,6 +129,7 @@ class AnyLocator {
 static_assert(FailoverLocator<AnyLocator>);
 static_assert(BatchLocator<AnyLocator>);
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_ANY_LOCATOR_HPP_

@@ -14,7 +14,8 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Protocol: memcached's wire protocol.
 enum class Protocol : std::uint8_t { kText, kBinary };
@@ -151,6 +152,7 @@ class Expiry {
   std::time_t value_ = 0;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_OPTIONS_HPP_

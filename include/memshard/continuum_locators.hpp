@@ -27,7 +27,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// CompatContinuumLocator: Cache::Memcached::Fast's default ("compatible")
 /// dispatch. Each server owns a stretch of [0, 2^32) proportional to its
@@ -218,6 +219,7 @@ class BucketedRingLocator {
   std::array<std::uint32_t, kBuckets> buckets_{};
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CONTINUUM_LOCATORS_HPP_

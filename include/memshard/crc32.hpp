@@ -15,7 +15,8 @@
 #include "memshard/hasher.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
 inline constexpr std::array<std::uint32_t, 256> kCrc32Table = [] {
@@ -72,6 +73,7 @@ struct Fold15 {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CRC32_HPP_

@@ -15,7 +15,8 @@
 #include "memshard/detail/bytes.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 inline constexpr std::uint32_t kFnv32Basis = 0x811C9DC5U;
 inline constexpr std::uint32_t kFnv32Prime = 0x01000193U;
@@ -80,6 +81,7 @@ struct Fnv1a_64 {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_FNV_HPP_

@@ -16,7 +16,8 @@
 #include "memshard/locator.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// HashTag: the two characters that delimit the hashed part of a key.
 struct HashTag {
@@ -91,6 +92,7 @@ class HashTagLocator {
   HashTag tag_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_HASH_TAG_HPP_

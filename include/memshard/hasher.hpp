@@ -10,7 +10,8 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Hasher: a stateless function object that maps bytes to a 32-bit value.
 ///
@@ -38,6 +39,7 @@ concept Hasher = std::default_initializable<H> && requires(const H& hash, std::s
   noexcept->std::convertible_to<std::string_view>;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_HASHER_HPP_

@@ -23,7 +23,8 @@
 #include "memshard/sha1.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// kHashNames: the names visit_hasher accepts (and "default", an alias of
 /// "one_at_a_time", libmemcached's default).
@@ -75,6 +76,7 @@ decltype(auto) visit_hasher(std::string_view name, Visitor&& visit) {
   detail::throw_config_error("unknown hash (known: " + known + ")", name);
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_HASHERS_HPP_

@@ -16,7 +16,8 @@
 #include "memshard/hasher.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// JavaStringHash: `s[0]*31^(n-1) + ... + s[n-1]` over the UTF-16 code units of
 /// the key decoded from UTF-8, as an unsigned 32-bit value (spymemcached's
@@ -96,6 +97,7 @@ struct JavaStringHash {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_JAVA_STRING_HPP_

@@ -35,7 +35,8 @@
 #include "memshard/sha1.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// PointFormat: the string hashed for point `i` (0-based) of a server.
 enum class PointFormat : std::uint8_t {
@@ -568,6 +569,7 @@ class KetamaLocator {
   std::uint32_t flip_ = 0;  // complements hashes and points for kLastAtOrBefore
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_KETAMA_LOCATOR_HPP_

@@ -20,7 +20,8 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// kMaxKeyLength: the longest key memcached accepts, in bytes.
 inline constexpr std::size_t kMaxKeyLength = 250;
@@ -148,6 +149,7 @@ namespace detail {
   return !key.empty() && key.size() <= kMaxKeyLength && !detail::has_forbidden_byte(key);
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_KEY_HPP_

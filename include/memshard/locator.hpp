@@ -13,7 +13,8 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Locator: maps a key to one of the servers it was built for.
 ///
@@ -89,6 +90,7 @@ template <Locator L>
   }
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_LOCATOR_HPP_

@@ -21,7 +21,8 @@
 #include "memshard/sharded_client.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// make_client: a client whose placement is profile `profile` (see
 /// profiles.hpp); reconfigure(servers) rebuilds the same profile for the new
@@ -43,6 +44,7 @@ namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
       options);
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_MAKE_CLIENT_HPP_

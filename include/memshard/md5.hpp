@@ -19,7 +19,8 @@
 #include "memshard/detail/bytes.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
 inline constexpr std::array<std::uint32_t, 64> kMd5Sines = {
@@ -228,6 +229,7 @@ struct Md5 final {  // final: hash_many must always agree with operator()
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_MD5_HPP_

@@ -23,7 +23,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// ModuloOptions: how a ModuloLocator treats weights.
 struct ModuloOptions {
@@ -147,6 +148,7 @@ class ModuloLocator {
   std::vector<std::uint32_t> buckets_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_MODULO_LOCATOR_HPP_

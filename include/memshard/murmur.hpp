@@ -12,7 +12,8 @@
 #include "memshard/detail/bytes.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Murmur: libmemcached's and twemproxy's "murmur" (MurmurHash2, 32-bit, with
 /// the length-dependent seed 0xdeadbeef * length).
@@ -57,6 +58,7 @@ struct Murmur {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_MURMUR_HPP_

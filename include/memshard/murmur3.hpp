@@ -14,7 +14,8 @@
 #include "memshard/hasher.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Murmur3_32: MurmurHash3 x86_32, seed 0, blocks read little-endian.
 /// Murmur3_32{}("") == 0; Murmur3_32{}("hello") == 0x248bfa47.
@@ -124,6 +125,7 @@ struct Murmur3_32 {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_MURMUR3_HPP_

@@ -11,7 +11,8 @@
 #include "memshard/detail/bytes.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// OneAtATime: Jenkins one-at-a-time, libmemcached's default key hash. Every
 /// byte is widened as a signed char, so bytes >= 0x80 add 0xFFFFFFxx: this is
@@ -35,6 +36,7 @@ struct OneAtATime {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_ONE_AT_A_TIME_HPP_

@@ -23,7 +23,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// RendezvousInput: what the score hash reads of the key.
 enum class RendezvousInput : std::uint8_t {
@@ -249,6 +250,7 @@ class RendezvousLocator {
   std::vector<Murmur3_32::Stream> prefixes_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_RENDEZVOUS_LOCATOR_HPP_

@@ -22,7 +22,8 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Errc: what happened to one operation.
 enum class Errc : std::uint8_t {
@@ -184,6 +185,7 @@ struct ItemView {
   std::uint64_t cas = 0;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_RESULT_HPP_

@@ -21,7 +21,8 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// kDefaultPort: memcached's well-known port.
 inline constexpr std::uint16_t kDefaultPort = 11211;
@@ -215,6 +216,7 @@ inline void validate_servers(std::span<const Server> servers) {
   return servers;
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_SERVER_HPP_

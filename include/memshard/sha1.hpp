@@ -14,7 +14,8 @@
 #include "memshard/hasher.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Sha1: Sha1::digest(bytes) is the 20-byte SHA-1 digest; as a Hasher,
 /// Sha1{}(bytes) is the digest's first four bytes read big-endian (Dalli's
@@ -128,6 +129,7 @@ struct Sha1 {
   }
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_SHA1_HPP_

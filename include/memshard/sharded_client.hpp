@@ -41,7 +41,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
@@ -603,6 +604,7 @@ class ShardedClient {
   detail::PerServerMultiGet per_server_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_SHARDED_CLIENT_HPP_

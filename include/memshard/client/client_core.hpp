@@ -29,7 +29,9 @@
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// Route: where one request goes: `server`, whether it holds that server's
 /// probe lease, and a failure when it goes nowhere.
@@ -170,6 +172,8 @@ class ClientCore {
   bool avoid_ready_ = false;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_CLIENT_CORE_HPP_

@@ -32,7 +32,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// kMaxWireHost: the longest host name libmemcached 1.1 accepts
 /// (MEMCACHED_NI_MAXHOST - 1).
@@ -196,6 +198,8 @@ class ConnectionPool {
   bool fan_stale_ = false;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_CONNECTION_POOL_HPP_

@@ -28,7 +28,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// Membership: a server list and each server's health, in the same order.
 /// Immutable once published.
@@ -128,6 +129,7 @@ class Fleet {
   std::atomic<std::uint64_t> generation_{0};
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_FLEET_HPP_

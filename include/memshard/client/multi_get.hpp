@@ -17,7 +17,8 @@
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// MultiGetResult: get_multi's answer, one entry per requested key, in order.
 struct MultiGetResult {
@@ -102,6 +103,7 @@ struct BatchPlan {
 inline constexpr std::size_t kMaxPolledServers = 100;
 
 }  // namespace detail
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_MULTI_GET_HPP_

@@ -21,7 +21,9 @@
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// PerServerMultiGet: see the file comment. Its scratch is its own, kept
 /// between calls to save allocations.
@@ -134,6 +136,8 @@ class PerServerMultiGet {
   std::vector<std::size_t> key_lengths_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_PER_SERVER_MULTI_GET_HPP_

@@ -31,7 +31,9 @@
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// PolledMultiGet: see the file comment. Its scratch is its own, kept between
 /// calls to save allocations.
@@ -332,6 +334,8 @@ class PolledMultiGet {
   std::vector<std::size_t> live_;                        // the servers still owing a reply
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_POLLED_MULTI_GET_HPP_

@@ -10,7 +10,9 @@
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// keep_fetch_code: call before memcached_fetch_result. When a reply breaks
 /// off (an ERROR or SERVER_ERROR line, a malformed value) before the fetch has
@@ -72,6 +74,8 @@ inline void keep_fetch_code(memcached_result_st& result) noexcept {
   }
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_RETURN_CODES_HPP_

@@ -26,7 +26,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// ServerStats: one server's counters, as ShardedClient::stats() reads them.
 /// Counters are shared by a client and all its clones.
@@ -219,6 +220,7 @@ class HealthRegistry {
 };
 
 }  // namespace detail
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_CLIENT_SERVER_HEALTH_HPP_

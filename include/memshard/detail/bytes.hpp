@@ -13,7 +13,9 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// load_le32: the four bytes at `p` as a little-endian 32-bit word.
 [[nodiscard]] constexpr auto load_le32(const char* p) noexcept -> std::uint32_t {
@@ -44,6 +46,8 @@ inline void append_hex(std::string& out, std::span<const unsigned char> bytes) {
   }
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_BYTES_HPP_

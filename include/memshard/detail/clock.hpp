@@ -14,7 +14,9 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// steady_now_ns: std::chrono::steady_clock now, in ns since its epoch.
 [[nodiscard]] inline auto steady_now_ns() noexcept -> std::int64_t {
@@ -36,6 +38,8 @@ namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
   return steady_now_ns();
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_CLOCK_HPP_

@@ -36,7 +36,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// FanRoutes: the servers of one request's keys, read by the hash function
 /// while libmemcached sends the request.
@@ -223,6 +225,8 @@ class FanHandle {
   std::unique_ptr<Parts> parts_;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_FAN_HANDLE_HPP_

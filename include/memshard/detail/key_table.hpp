@@ -14,7 +14,9 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// KeyTable: an open-addressing table from key to position in a request. A
 /// key listed twice has two entries, found in insertion order. The caller
@@ -79,6 +81,8 @@ class KeyTable {
   std::size_t mask_ = 0;
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_KEY_TABLE_HPP_

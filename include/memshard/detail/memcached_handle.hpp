@@ -22,7 +22,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// configure: the behaviors every handle of a client shares.
 inline void configure(memcached_st* memc, const ClientOptions& options) noexcept {
@@ -125,6 +127,8 @@ class MemcachedHandle {
   std::unique_ptr<HandleCore> core_;  // on the heap, so the result survives moves
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_MEMCACHED_HANDLE_HPP_

@@ -11,7 +11,9 @@
 #include "memshard/errors.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
 
 /// throw_config_error: throws ConfigError("memshard: <what>: <value>"), or
 /// aborts when exceptions are disabled.
@@ -28,6 +30,8 @@ namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail {
 #endif
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::detail
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_DETAIL_THROW_HPP_

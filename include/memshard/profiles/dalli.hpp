@@ -21,7 +21,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// dalli_options: Ruby Dalli's ring: floor(N x 160 x w / W) points "host:port:i"
 /// per server, each the first four bytes of SHA-1, big-endian; a key (full
@@ -108,6 +110,8 @@ inline constexpr ProfileInfo kDalliProfile{
   return out;
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_DALLI_HPP_

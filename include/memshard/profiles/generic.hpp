@@ -17,7 +17,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// kRingCrc32Points: points per server of the ring-crc32 profile.
 inline constexpr std::size_t kRingCrc32Points = 64;
@@ -84,6 +86,8 @@ inline constexpr ProfileInfo kRingCrc32Profile{
     .has_points = true,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_GENERIC_HPP_

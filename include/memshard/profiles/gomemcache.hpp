@@ -13,7 +13,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// gomemcache: Go's gomemcache ServerList: full CRC-32 % N (= modulo_crc32).
 [[nodiscard]] inline auto gomemcache(std::span<const Server> servers) -> ModuloLocator<Crc32> {
@@ -27,6 +29,8 @@ inline constexpr ProfileInfo kGomemcacheProfile{
     .build = &detail::make_any_from<&gomemcache>,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_GOMEMCACHE_HPP_

@@ -10,11 +10,15 @@
 
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// kKetamaPoints: libketama's 160 points per server (MEMCACHED_POINTS_PER_SERVER_KETAMA).
 inline constexpr std::size_t kKetamaPoints = 160;
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_KETAMA_POINTS_HPP_

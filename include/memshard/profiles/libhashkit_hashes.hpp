@@ -17,7 +17,9 @@
 #include "memshard/profiles/profile_info.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// kLibhashkitHashes: libhashkit's hash names, each building `Make::make<H>`
 /// (a profile's builder, see ProfileInfo::hashes): one_at_a_time
@@ -38,6 +40,8 @@ inline constexpr std::array<HashChoice, 10> kLibhashkitHashes = {{
     {.name = "default", .build = &detail::make_any_with<Make, OneAtATime>, .alias = true},
 }};
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_LIBHASHKIT_HASHES_HPP_

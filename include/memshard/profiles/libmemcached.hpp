@@ -21,7 +21,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// kLibmemcachedPoints: libmemcached's MEMCACHED_POINTS_PER_SERVER (unweighted rings).
 inline constexpr std::size_t kLibmemcachedPoints = 100;
@@ -183,6 +185,8 @@ inline constexpr ProfileInfo kLibmemcachedKetamaSpyProfile{
     .has_points = true,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_LIBMEMCACHED_HPP_

@@ -19,7 +19,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// cache_memcached: Perl Cache::Memcached: a bucket list with each server
 /// repeated `weight` times, `buckets[crc % buckets]` with the 15-bit crc.
@@ -91,6 +93,8 @@ inline constexpr ProfileInfo kCacheMemcachedFastProfile{
     .build = &detail::make_cache_memcached_fast,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_PERL_HPP_

@@ -18,7 +18,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// kPeclHashes: the names of `memcache.hash_function`, each building
 /// `Make::make<H>`: crc32 (the full CRC-32, the default) and fnv (FNV-1a 32).
@@ -78,6 +80,8 @@ inline constexpr ProfileInfo kPhpMemcacheStandardProfile{
     .hashes = kPeclHashes<detail::MakePhpMemcacheStandard>,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_PHP_MEMCACHE_HPP_

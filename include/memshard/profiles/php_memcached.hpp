@@ -19,7 +19,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// php_memcached: PHP `new Memcached()` with default options: libmemcached's
 /// MODULA with one_at_a_time (= libmemcached_modula). `Hash` is
@@ -71,6 +73,8 @@ inline constexpr ProfileInfo kPhpMemcachedConsistentProfile{
     .has_points = true,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_PHP_MEMCACHED_HPP_

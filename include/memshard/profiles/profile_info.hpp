@@ -21,7 +21,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// ProfileOptions: run-time overrides for make_locator.
 struct ProfileOptions {
@@ -137,6 +138,7 @@ auto make_any_from(std::span<const Server> servers, const ProfileOptions& /*opti
 }
 
 }  // namespace profiles::detail
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_PROFILE_INFO_HPP_

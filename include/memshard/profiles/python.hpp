@@ -14,7 +14,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// python_memcache: python-memcache's Client: Cache::Memcached's bucket list,
 /// but a crc of 0 counts as 1.
@@ -60,6 +62,8 @@ inline constexpr ProfileInfo kPymemcacheRendezvousBytesProfile{
     .build = &detail::make_any_from<&pymemcache_rendezvous_bytes>,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_PYTHON_HPP_

@@ -30,7 +30,8 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// kProfiles: every profile make_locator knows, in the order --list-profiles
 /// prints them.
@@ -124,6 +125,7 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {
   return build(servers, options, std::move(description));
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_REGISTRY_HPP_

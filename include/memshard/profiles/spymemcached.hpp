@@ -23,7 +23,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 /// spymemcached_ketama_options: KetamaNodeLocator with KETAMA_HASH: 160 md5 x4
 /// points per server ("nodekey-r"), or with a weights map the float32 weighted
@@ -150,6 +152,8 @@ inline constexpr ProfileInfo kSpymemcachedArraymodProfile{
     .hashes = kSpymemcachedHashes<detail::MakeSpymemcachedArraymod>,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_SPYMEMCACHED_HPP_

@@ -30,7 +30,9 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
 
 namespace detail {
 inline constexpr std::string_view kNotANutcrackerHash =
@@ -201,6 +203,8 @@ inline constexpr ProfileInfo kTwemproxyModulaProfile{
     .has_hash_tag = true,
 };
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_TWEMPROXY_HPP_

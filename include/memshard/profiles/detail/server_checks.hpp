@@ -14,7 +14,10 @@
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
-namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles::detail {
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace profiles {
+namespace detail {
 
 // libmemcached keeps weights as uint32_t: a fractional weight cannot be
 // expressed there, so it is refused rather than silently changed.
@@ -37,6 +40,9 @@ inline void require_whole_weights(std::span<const Server> servers, std::string_v
   return false;
 }
 
-}  // namespace memshard::inline MEMSHARD_ABI_NAMESPACE::profiles::detail
+}  // namespace detail
+}  // namespace profiles
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
 
 #endif  // MEMSHARD_PROFILES_DETAIL_SERVER_CHECKS_HPP_
