@@ -110,6 +110,7 @@ struct MetaArithmeticFlags {
 
 namespace meta_write {
 
+/// number: appends `value` in decimal.
 template <class Number>
 inline void number(std::string& out, Number value) {
   char digits[24];
@@ -118,6 +119,7 @@ inline void number(std::string& out, Number value) {
   out.append(digits, end);
 }
 
+/// flag: appends " <letter>" when `on`.
 inline void flag(std::string& out, char letter, bool on) {
   if (on) {
     out.push_back(' ');
@@ -125,6 +127,7 @@ inline void flag(std::string& out, char letter, bool on) {
   }
 }
 
+/// token: appends " <letter><value>" when `value` holds one.
 template <class Number>
 inline void token(std::string& out, char letter, const std::optional<Number>& value) {
   if (value) {
