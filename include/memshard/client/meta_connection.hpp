@@ -99,7 +99,7 @@ inline auto operator<<(std::ostream& out, MetaErrc code) -> std::ostream& {
 
 /// MetaStatus: the outcome of one call: kOk, or a code, the errno (0 when
 /// there is none) and a message naming the server and the cause.
-struct MetaStatus {
+struct [[nodiscard]] MetaStatus {
   MetaErrc code = MetaErrc::kOk;
   int error_number = 0;
   std::string message;
@@ -118,7 +118,7 @@ inline auto operator<<(std::ostream& out, const MetaStatus& status) -> std::ostr
 }
 
 /// MetaOutcome: a meta reply, or why there is none.
-struct MetaOutcome {
+struct [[nodiscard]] MetaOutcome {
   MetaStatus status;
   /// The reply when status is ok, and for kNoMetaSupport the ERROR reply.
   MetaReply reply;
@@ -128,7 +128,7 @@ struct MetaOutcome {
 };
 
 /// MetaPipelineOutcome: the replies to a pipeline, in request order.
-struct MetaPipelineOutcome {
+struct [[nodiscard]] MetaPipelineOutcome {
   MetaStatus status;
   /// Every reply read; complete when status is ok.
   std::vector<MetaReply> replies;
@@ -138,7 +138,7 @@ struct MetaPipelineOutcome {
 };
 
 /// MetaStatsOutcome: the "STAT name value" lines of a stats command.
-struct MetaStatsOutcome {
+struct [[nodiscard]] MetaStatsOutcome {
   MetaStatus status;
   std::vector<std::pair<std::string, std::string>> stats;
 
@@ -218,7 +218,8 @@ class MetaConnection {
   /// IPv4 or IPv6 address, bracketed or not, or a name) on `port`, trying
   /// each address in turn until one accepts or `deadline` passes. Later calls
   /// reconnect to the same host and port after a failure.
-  auto connect(std::string_view host, std::uint16_t port, MetaDeadline deadline) -> MetaStatus {
+  [[nodiscard]] auto connect(std::string_view host, std::uint16_t port, MetaDeadline deadline)
+      -> MetaStatus {
     close();
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
       host = host.substr(1, host.size() - 2);
@@ -247,7 +248,8 @@ class MetaConnection {
 
   /// get: `mg key <flags>`. A miss is a reply of kind kMiss. flags.quiet is
   /// refused (a hit would be the only answer): use pipeline().
-  auto get(std::string_view key, const MetaGetFlags& flags, MetaDeadline deadline) -> MetaOutcome {
+  [[nodiscard]] auto get(std::string_view key, const MetaGetFlags& flags, MetaDeadline deadline)
+      -> MetaOutcome {
     if (flags.quiet) {
       return {quiet_refused(), {}};
     }
@@ -259,8 +261,8 @@ class MetaConnection {
   }
 
   /// set: `ms key <length> <flags>` with `value`. flags.quiet is refused.
-  auto set(std::string_view key, std::string_view value, const MetaSetFlags& flags,
-           MetaDeadline deadline) -> MetaOutcome {
+  [[nodiscard]] auto set(std::string_view key, std::string_view value, const MetaSetFlags& flags,
+                         MetaDeadline deadline) -> MetaOutcome {
     if (flags.quiet) {
       return {quiet_refused(), {}};
     }
@@ -272,8 +274,8 @@ class MetaConnection {
   }
 
   /// remove: `md key <flags>`. flags.quiet is refused.
-  auto remove(std::string_view key, const MetaDeleteFlags& flags, MetaDeadline deadline)
-      -> MetaOutcome {
+  [[nodiscard]] auto remove(std::string_view key, const MetaDeleteFlags& flags,
+                            MetaDeadline deadline) -> MetaOutcome {
     if (flags.quiet) {
       return {quiet_refused(), {}};
     }
@@ -285,8 +287,8 @@ class MetaConnection {
   }
 
   /// arithmetic: `ma key <flags>`. flags.quiet is refused.
-  auto arithmetic(std::string_view key, const MetaArithmeticFlags& flags, MetaDeadline deadline)
-      -> MetaOutcome {
+  [[nodiscard]] auto arithmetic(std::string_view key, const MetaArithmeticFlags& flags,
+                                MetaDeadline deadline) -> MetaOutcome {
     if (flags.quiet) {
       return {quiet_refused(), {}};
     }
@@ -299,7 +301,7 @@ class MetaConnection {
 
   /// noop: `mn`, which also detects meta support: kOk when the server answers
   /// MN, kNoMetaSupport when it answers ERROR (memcached before 1.6).
-  auto noop(MetaDeadline deadline) -> MetaStatus {
+  [[nodiscard]] auto noop(MetaDeadline deadline) -> MetaStatus {
     std::string request;
     write_meta_noop(request);
     MetaOutcome outcome = exchange(request, deadline);
@@ -316,7 +318,8 @@ class MetaConnection {
   /// write, and reads every reply up to the MN, which is not returned.
   /// Replies come in request order; a quiet request that succeeded has none
   /// (match them with opaque tokens).
-  auto pipeline(std::string_view requests, MetaDeadline deadline) -> MetaPipelineOutcome {
+  [[nodiscard]] auto pipeline(std::string_view requests, MetaDeadline deadline)
+      -> MetaPipelineOutcome {
     MetaPipelineOutcome out;
     std::string request(requests);
     write_meta_noop(request);
@@ -347,7 +350,8 @@ class MetaConnection {
   /// beyond one line. kRefused when the server answers an error line (its
   /// text is the message). The views are valid during the call only.
   template <class OnLine>
-  auto lines(std::string_view command, MetaDeadline deadline, OnLine&& on_line) -> MetaStatus {
+  [[nodiscard]] auto lines(std::string_view command, MetaDeadline deadline, OnLine&& on_line)
+      -> MetaStatus {
     if (command.empty() || command.size() > options_.limits.max_line) {
       return invalid("a text command must be 1 to " + std::to_string(options_.limits.max_line) +
                      " bytes");
@@ -404,7 +408,7 @@ class MetaConnection {
 
   /// stats: `stats` (or `stats <group>`, for example "settings"): every
   /// "STAT name value" line, in order.
-  auto stats(MetaDeadline deadline, std::string_view group = {}) -> MetaStatsOutcome {
+  [[nodiscard]] auto stats(MetaDeadline deadline, std::string_view group = {}) -> MetaStatsOutcome {
     MetaStatsOutcome out;
     std::string command = "stats";
     if (!group.empty()) {
