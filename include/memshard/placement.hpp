@@ -2,8 +2,9 @@
 #ifndef MEMSHARD_PLACEMENT_HPP_
 #define MEMSHARD_PLACEMENT_HPP_
 
-// placement.hpp: all of placement (keys, servers, hashers, locators, profiles), the
-// memshard::placement target, which needs nothing but a C++20 compiler (no libmemcached).
+// placement.hpp: all of placement (keys, servers, hashers, locators, profiles, the warmer's
+// progress report), the memshard::placement target, which needs nothing but a C++20 compiler
+// (no libmemcached).
 
 #include "memshard/any_locator.hpp"
 #include "memshard/continuum_locators.hpp"
@@ -27,5 +28,6 @@
 #include "memshard/server.hpp"
 #include "memshard/sha1.hpp"
 #include "memshard/version.hpp"
+#include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_PLACEMENT_HPP_
