@@ -10,6 +10,11 @@
 // one atomic generation number at the start of each operation; only when it
 // changed does it take the new snapshot (under the fleet's mutex, once per
 // change). An operation runs entirely on the snapshot it started with.
+//
+// A migration (begin_migration) publishes a snapshot with two placements: the
+// new one, which places every key, and the old one, kept to read the keys
+// whose owner changed (client/migration.hpp); its end publishes a snapshot
+// with one of them again.
 
 #include <atomic>
 #include <cstddef>
@@ -22,9 +27,11 @@
 #include <utility>
 #include <vector>
 
+#include "memshard/client/migration.hpp"
 #include "memshard/client/server_health.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/migration_options.hpp"
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
 
@@ -41,15 +48,24 @@ struct Membership {
   [[nodiscard]] auto size() const noexcept -> std::size_t { return servers.size(); }
 };
 
-/// FleetSnapshot: one published state of a fleet: its members and the locator
-/// built for them (`locator->locate(key)` indexes `members.servers`), and the
-/// generation that published it. Immutable, so any number of threads read it.
-/// (A migration adds a second placement here, over the same members.)
+/// FleetSnapshot: one published state of a fleet: its members, the locator
+/// that places keys on the first `placed` of them (`locator->locate(key)`
+/// indexes `members.servers`), the old placement while a migration runs, and
+/// the generation that published it. Without a migration every member is
+/// placed. Immutable, so any number of threads read it.
 template <Locator L>
 struct FleetSnapshot {
   Membership members;
   std::shared_ptr<const L> locator;
+  std::size_t placed = 0;  ///< members [0, placed) are the placement's servers
+  std::shared_ptr<const MigrationPlacement<L>> migration;  ///< null without one
   std::uint64_t generation = 0;
+
+  /// servers: the placement's server list (the retiring servers of a
+  /// migration left out).
+  [[nodiscard]] auto servers() const -> std::vector<Server> {
+    return {members.servers.begin(), members.servers.begin() + static_cast<std::ptrdiff_t>(placed)};
+  }
 };
 
 /// Fleet: the shared membership of a family of clients (a client and its
@@ -102,7 +118,83 @@ class Fleet {
 
   /// publish: moves the fleet to `servers` with `locator`, which must have
   /// been built for them. Throws ConfigError and leaves the fleet as it was.
+  /// Throws ConfigError while a migration runs (end it first).
   void publish(std::vector<Server> servers, std::shared_ptr<const L> locator) {
+    check(servers, locator);
+    auto next = std::make_shared<FleetSnapshot<L>>();
+    next->placed = servers.size();
+    next->members.health = registry_.acquire(servers);
+    next->members.servers = std::move(servers);
+    next->locator = std::move(locator);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (current_ && current_->migration) {
+      detail::throw_config_error("a migration is running",
+                                 "commit_migration() or abort_migration() first");
+    }
+    install(std::move(next));
+  }
+
+  /// begin_migration: publishes `servers` with `locator` as the placement,
+  /// keeping the current one as the old placement of a migration. Throws
+  /// ConfigError (and changes nothing) when a migration already runs or the
+  /// list is invalid.
+  void begin_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
+                       const MigrationOptions& options) {
+    check(servers, locator);
+    validate_migration_options(options);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (current_->migration) {
+      detail::throw_config_error("a migration is already running",
+                                 "commit_migration() or abort_migration() first");
+    }
+    const FleetSnapshot<L>& old = *current_;
+    auto next = std::make_shared<FleetSnapshot<L>>();
+    auto placement = std::make_shared<MigrationPlacement<L>>();
+    next->placed = servers.size();
+    std::vector<Server> members = std::move(servers);
+    for (std::size_t o = 0; o < old.placed; ++o) {
+      const Server& server = old.members.servers[o];
+      std::size_t m = 0;
+      while (m < members.size() &&
+             (members[m].host != server.host || members[m].port != server.port)) {
+        ++m;
+      }
+      if (m == members.size()) {
+        members.push_back(server);  // a retiring server: only read
+      }
+      placement->member_of.push_back(m);
+    }
+    placement->locator = old.locator;
+    placement->servers = old.servers();
+    placement->options = options;
+    placement->state = std::make_shared<detail::MigrationState>(members.size());
+    next->members.health = registry_.acquire(members);
+    next->members.servers = std::move(members);
+    next->locator = std::move(locator);
+    next->migration = std::move(placement);
+    install(std::move(next));
+  }
+
+  /// end_migration: publishes the new placement alone (`commit`) or the old
+  /// one again. Answers whether a migration was running.
+  auto end_migration(bool commit) -> bool {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!current_->migration) {
+      return false;
+    }
+    const MigrationPlacement<L>& migration = *current_->migration;
+    auto next = std::make_shared<FleetSnapshot<L>>();
+    std::vector<Server> servers = commit ? current_->servers() : migration.servers;
+    next->placed = servers.size();
+    next->members.health = registry_.acquire(servers);
+    next->members.servers = std::move(servers);
+    next->locator = commit ? current_->locator : migration.locator;
+    install(std::move(next));
+    return true;
+  }
+
+ private:
+  static void check(std::span<const Server> servers, const std::shared_ptr<const L>& locator) {
     validate_servers(servers);
     if (!locator) {
       detail::throw_config_error("locator is null", std::to_string(servers.size()) + " servers");
@@ -111,17 +203,15 @@ class Fleet {
       detail::throw_config_error("locator does not match the server list",
                                  std::to_string(servers.size()) + " servers");
     }
-    auto next = std::make_shared<FleetSnapshot<L>>();
-    next->members.health = registry_.acquire(servers);
-    next->members.servers = std::move(servers);
-    next->locator = std::move(locator);
-    const std::lock_guard<std::mutex> lock(mutex_);
+  }
+
+  // Publishes `next`; the caller holds the mutex.
+  void install(std::shared_ptr<FleetSnapshot<L>> next) {
     next->generation = generation_.load(std::memory_order_relaxed) + 1;
     current_ = std::move(next);
     generation_.store(current_->generation, std::memory_order_release);
   }
 
- private:
   LocatorFactory factory_;
   detail::HealthRegistry registry_;
   mutable std::mutex mutex_;
