@@ -11,7 +11,9 @@
 #include "memshard/client/server_health.hpp"
 #include "memshard/client_options.hpp"
 #include "memshard/make_client.hpp"
+#include "memshard/migration_options.hpp"
 #include "memshard/result.hpp"
 #include "memshard/sharded_client.hpp"
+#include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_CLIENT_HPP_

@@ -14,6 +14,7 @@
 #include "memshard/key.hpp"
 #include "memshard/locator.hpp"
 #include "memshard/make_client.hpp"
+#include "memshard/migration_options.hpp"
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles.hpp"
 #include "memshard/rendezvous_locator.hpp"
@@ -21,5 +22,6 @@
 #include "memshard/server.hpp"
 #include "memshard/sharded_client.hpp"
 #include "memshard/version.hpp"
+#include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_MEMSHARD_HPP_

@@ -28,6 +28,5 @@
 #include "memshard/server.hpp"
 #include "memshard/sha1.hpp"
 #include "memshard/version.hpp"
-#include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_PLACEMENT_HPP_

@@ -29,6 +29,9 @@
 
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/fleet.hpp"
+#include "memshard/client/meta_pool.hpp"
+#include "memshard/client/migration.hpp"
+#include "memshard/client/migration_paths.hpp"
 #include "memshard/client/multi_get.hpp"
 #include "memshard/client/per_server_multi_get.hpp"
 #include "memshard/client/polled_multi_get.hpp"
@@ -37,6 +40,7 @@
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/locator.hpp"
+#include "memshard/migration_options.hpp"
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
@@ -165,6 +169,9 @@ class ShardedClient {
     }
     detail::ServerHealth& health = core_.health(status.server());
     (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
+    if (snapshot_->migration) [[unlikely]] {
+      migrated_get(key, status.server(), item);
+    }
     return Result<std::optional<Item>>(std::move(item), std::move(status));
   }
 
@@ -196,17 +203,28 @@ class ShardedClient {
   /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
   auto cas(std::string_view key, std::string_view value, std::uint64_t cas, Expiry expiry = {},
            std::uint32_t flags = 0) -> Status {
-    return run("cas", key, value, [&](std::size_t server) {
-      return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
-                           expiry.wire_value(), flags, cas);
+    return in_window(key, Window::kInvalidate, [&] {
+      return run("cas", key, value, [&](std::size_t server) {
+        return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
+                             expiry.wire_value(), flags, cas);
+      });
     });
   }
 
-  /// remove: deletes the key; Errc::kNotFound when it was not there.
+  /// remove: deletes the key; Errc::kNotFound when it was not there. In a
+  /// migration window a moved key is deleted on its old owner first, then on
+  /// the new one (kNotFound only when neither had it).
   auto remove(std::string_view key) -> Status {
-    return run("delete", key, {}, [&](std::size_t server) {
-      return memcached_delete(native(server), key.data(), key.size(), 0);
-    });
+    const auto call = [&] {
+      return run("delete", key, {}, [&](std::size_t server) {
+        return memcached_delete(native(server), key.data(), key.size(), 0);
+      });
+    };
+    refresh();
+    if (snapshot_->migration) [[unlikely]] {
+      return migrated_remove(key, call);
+    }
+    return call();
   }
 
   /// incr: adds `delta` to a decimal value and answers the new value
@@ -222,8 +240,10 @@ class ShardedClient {
 
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
   auto touch(std::string_view key, Expiry expiry) -> Status {
-    return run("touch", key, {}, [&](std::size_t server) {
-      return memcached_touch(native(server), key.data(), key.size(), expiry.wire_value());
+    return in_window(key, Window::kMoveOnMiss, [&] {
+      return run("touch", key, {}, [&](std::size_t server) {
+        return memcached_touch(native(server), key.data(), key.size(), expiry.wire_value());
+      });
     });
   }
 
@@ -276,60 +296,11 @@ class ShardedClient {
   template <class OnHit, class OnFailure>
   void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
     refresh();
-    detail::BatchPlan& plan = plan_;
-    plan.reset(keys.size(), snapshot_->members.size());
-    core_.forget_avoid();
-    bool polled = false;
-    try {
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (auto refused = core_.check(keys[i])) {
-          on_failure(i, *refused);
-          continue;
-        }
-        plan.valid_keys.push_back(keys[i]);
-        plan.valid_index.push_back(i);
-      }
-      // Every valid key's own server, all at once where the locator can.
-      plan.primaries.resize(plan.valid_keys.size());
-      if constexpr (BatchLocator<L>) {
-        locator_->locate_many(plan.valid_keys, plan.primaries);
-      } else {
-        for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
-          plan.primaries[v] = locator_->locate(plan.valid_keys[v]);
-        }
-      }
-      for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
-        const std::size_t primary = plan.primaries[v];
-        const std::size_t i = plan.valid_index[v];
-        if (plan.probing(primary)) {  // a server probed in this call takes all its keys
-          plan.assign(i, detail::Route{primary, false, Status()});
-          continue;
-        }
-        detail::Route route = route_from(primary, keys[i]);
-        if (!route.status.ok()) {
-          on_failure(i, route.status);
-          continue;
-        }
-        plan.assign(i, route);
-      }
-      if (plan.used.empty()) {
-        return;
-      }
-      // Send every server its request, then read the answers, all within one
-      // deadline: hung servers cost one timeout in all, not one each.
-      const std::int64_t deadline =
-          detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
-      polled = options_.multi_get == MultiGetMode::kPolled &&
-               plan.used.size() <= detail::kMaxPolledServers;
-      if (polled) {
-        polled_.run(keys, plan, deadline, core_, per_server_, on_hit, on_failure);
-      } else {
-        per_server_.run(keys, plan, deadline, core_, on_hit, on_failure);
-      }
-    } catch (...) {
-      abandon(polled);
-      throw;
+    if (snapshot_->migration) [[unlikely]] {
+      migrated_visit(keys, on_hit, on_failure);
+      return;
     }
+    visit_placed(keys, on_hit, on_failure);
   }
 
   // ---- placement and observability -----------------------------------------
@@ -349,13 +320,14 @@ class ShardedClient {
     return now->members.servers[now->locator->locate(key)];
   }
   /// servers: the current server list.
-  [[nodiscard]] auto servers() const -> std::vector<Server> { return view()->members.servers; }
+  [[nodiscard]] auto servers() const -> std::vector<Server> { return view()->servers(); }
   /// locator: the current locator.
   [[nodiscard]] auto locator() const -> std::shared_ptr<const L> { return view()->locator; }
   /// options: the options in force.
   [[nodiscard]] auto options() const noexcept -> const ClientOptions& { return options_; }
 
-  /// stats: every server's counters and state, in server order.
+  /// stats: every server's counters and state, in server order (in a
+  /// migration window: the new servers, then the retiring ones).
   [[nodiscard]] auto stats() const -> std::vector<ServerStats> {
     const std::shared_ptr<const Snapshot> now = view();
     std::vector<ServerStats> out;
@@ -394,6 +366,63 @@ class ShardedClient {
     check_locator(locator);
     fleet_->publish(std::move(servers), std::move(locator));
     refresh();
+  }
+
+  // ---- live migration -------------------------------------------------------
+
+  /// begin_migration: moves the whole family to a new server list (its
+  /// locator built by the factory) without a cold cache: until
+  /// commit_migration() or abort_migration(), a key whose owner changed
+  /// (servers compared by host and port) and misses on its new owner is read
+  /// once on its old owner and copied forward; every write invalidates the
+  /// old copy. docs/migration.md has the rules. Throws ConfigError (no
+  /// factory, an invalid list or options, a migration already running) and
+  /// changes nothing.
+  void begin_migration(std::vector<Server> servers, MigrationOptions options = {}) {
+    if (!fleet_->has_factory()) {
+      detail::throw_config_error("begin_migration needs a locator factory",
+                                 "construct the client with one, or pass the new locator");
+    }
+    validate(servers);
+    std::shared_ptr<const L> locator = fleet_->build(servers);
+    check_locator(locator);
+    start_migration(std::move(servers), std::move(locator), options);
+  }
+
+  /// begin_migration: the same to `servers` placed by `locator` (built for
+  /// them): any placement, such as modulo to ketama or one client's ring to
+  /// another's, with a locator type that can hold both (AnyLocator).
+  void begin_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
+                       MigrationOptions options = {}) {
+    validate(servers);
+    if (!locator) {
+      detail::throw_config_error("locator is null", "begin_migration");
+    }
+    check_locator(locator);
+    start_migration(std::move(servers), std::move(locator), options);
+  }
+
+  /// begin_migration: the same with the new locator by value.
+  void begin_migration(std::vector<Server> servers, L locator, MigrationOptions options = {}) {
+    begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
+  }
+
+  /// commit_migration: ends the window, dropping the old placement; retiring
+  /// servers lose their connections and can go. Answers whether a migration
+  /// was running.
+  auto commit_migration() -> bool { return end_migration(true); }
+
+  /// abort_migration: ends the window by going back to the old placement.
+  /// Safe: every write in the window invalidated the old copy. (The new
+  /// servers keep the window's copies: flush them before migrating to them
+  /// again.) Answers whether a migration was running.
+  auto abort_migration() -> bool { return end_migration(false); }
+
+  /// migration_stats: the running migration's counters, summed over the
+  /// family; all zero with `active` false when none runs.
+  [[nodiscard]] auto migration_stats() const -> MigrationStats {
+    const std::shared_ptr<const Snapshot> now = view();
+    return now->migration ? now->migration->state->stats() : MigrationStats{};
   }
 
  private:
@@ -454,6 +483,7 @@ class ShardedClient {
 
   void adopt(std::shared_ptr<const Snapshot> next) {
     core_.bind(next->members);  // the old snapshot stays alive until this returns
+    meta_.bind(next->members);
     snapshot_ = std::move(next);
     locator_ = snapshot_->locator.get();
     generation_ = snapshot_->generation;
@@ -478,7 +508,7 @@ class ShardedClient {
                        [this, key, primary](std::span<const std::uint8_t> avoid) -> std::size_t {
                          if constexpr (FailoverLocator<L>) {
                            (void)primary;
-                           return locator_->locate_avoiding(key, avoid);
+                           return locator_->locate_avoiding(key, avoid.first(snapshot_->placed));
                          } else {
                            (void)avoid;
                            return primary;
@@ -505,8 +535,321 @@ class ShardedClient {
     return core_.finish(route, rc, operation);
   }
 
+  void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
+                       const MigrationOptions& options) {
+    if (options.consistency == MigrationConsistency::kStrict) {
+      detail::throw_config_error("MigrationConsistency::kStrict is not available yet", "use kFast");
+    }
+    fleet_->begin_migration(std::move(servers), std::move(locator), options);
+    refresh();
+  }
+
+  auto end_migration(bool commit) -> bool {
+    const bool ended = fleet_->end_migration(commit);
+    refresh();
+    return ended;
+  }
+
+  // The migration paths of the current snapshot (which has a migration).
+  [[nodiscard]] auto paths() -> detail::MigrationPaths {
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    return detail::MigrationPaths(core_, meta_, migration.options, *migration.state,
+                                  snapshot_->placed);
+  }
+
+  // get in a migration window, after the read at `at` answered `item`: count
+  // the hit, or read a moved key's old owner and copy it forward.
+  void migrated_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    detail::MigrationState::Counters& c = migration.state->counters();
+    if (item) {
+      detail::MigrationState::count(c.new_hits);
+      return;
+    }
+    const std::size_t old = migration.old_owner(key);
+    if (old == at) {
+      detail::MigrationState::count(c.same_owner_misses);
+      return;
+    }
+    detail::MigrationPaths path = paths();
+    detail::OldRead found = path.read_old(old, key);
+    if (found.kind != detail::OldRead::Kind::kHit) {
+      detail::MigrationState::count(
+          found.kind == detail::OldRead::Kind::kMiss ? c.fallback_misses : c.fallback_skipped);
+      return;
+    }
+    detail::MigrationState::count(c.fallback_hits);
+    const std::optional<std::uint64_t> copy_cas = path.copy_forward(at, old, key, found);
+    item.emplace(std::move(found.item));
+    // The old owner's cas means nothing on the new one: answer the copy's, or
+    // read the new owner's item (a copy, or what a writer stored meanwhile).
+    item->cas = 0;
+    if (copy_cas && *copy_cas != 0) {
+      item->cas = *copy_cas;
+      return;
+    }
+    std::optional<Item> fresh;
+    const Status again = run("get", key, {}, [&](std::size_t server) {
+      detail::MemcachedHandle& connection = core_.pool().handle(server);
+      const char* keys[] = {key.data()};
+      const std::size_t lengths[] = {key.size()};
+      memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
+      if (memcached_success(rc)) {
+        rc = detail::ConnectionPool::fetch_all(
+            connection,
+            [&fresh](std::string_view, const memcached_result_st& got) { fill(fresh, got); });
+      }
+      return rc;
+    });
+    if (again.ok() && fresh) {
+      item = std::move(fresh);
+    }
+  }
+
+  // What a write does to a moved key's old copy in a migration window.
+  enum class Window : std::uint8_t {
+    kInvalidate,  // delete the old copy after the write (set, cas)
+    kMoveFirst,   // move the key to the new owner before the write (add)
+    kMoveOnMiss,  // the write needs the old value: when the new owner lacks
+                  // the key, move it and write again (incr, append, touch...)
+  };
+
+  // Runs the write `call()` and, in a migration window, applies `rule` to the
+  // key's old owner.
+  template <class Call>
+  auto in_window(std::string_view key, Window rule, Call&& call) -> Status {
+    refresh();
+    if (!snapshot_->migration) [[likely]] {
+      return call();
+    }
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    if (!is_valid_key(key)) {
+      return call();  // refused before the wire
+    }
+    const std::size_t old = migration.old_owner(key);
+    const std::size_t owner = locator_->locate(key);
+    if (rule == Window::kMoveFirst && old != owner) {
+      (void)paths().move(owner, old, key);
+      return call();
+    }
+    Status status = call();
+    const std::size_t at = status.server() == Status::kNoServer ? owner : status.server();
+    if (old == at) {
+      return status;
+    }
+    if (rule == Window::kMoveOnMiss &&
+        (status.code() == Errc::kNotFound || status.code() == Errc::kNotStored)) {
+      if (paths().move(at, old, key)) {
+        return call();
+      }
+      return status;
+    }
+    paths().invalidate(old, key);
+    return status;
+  }
+
+  // remove in a migration window: the old owner first, then the new one.
+  template <class Call>
+  auto migrated_remove(std::string_view key, Call&& call) -> Status {
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    if (!is_valid_key(key)) {
+      return call();
+    }
+    const std::size_t old = migration.old_owner(key);
+    if (old == locator_->locate(key)) {
+      return call();
+    }
+    detail::MigrationState& state = *migration.state;
+    detail::MigrationState::count(state.counters().invalidations);
+    const Status first = run_on(old, "delete", key, [&](std::size_t server) {
+      return memcached_delete(native(server), key.data(), key.size(), 0);
+    });
+    if (!first.ok() && first.code() != Errc::kNotFound) {
+      detail::MigrationState::count(state.counters().invalidations_failed);
+      state.taint(old);
+    }
+    Status status = call();
+    if (status.code() == Errc::kNotFound && first.ok()) {
+      return Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());  // it was on the old owner
+    }
+    return status;
+  }
+
+  // One request on member `s`, through its health like any other.
+  template <class Call>
+  auto run_on(std::size_t s, std::string_view operation, std::string_view key, Call&& call)
+      -> Status {
+    (void)key;
+    detail::Route route = core_.route(s, false, [s](auto) { return s; });
+    if (!route.status.ok()) {
+      return std::move(route.status);
+    }
+    return core_.finish(route, call(s), operation);
+  }
+
   auto native(std::size_t server) -> memcached_st* {
     return core_.pool().handle(server).native_handle();
+  }
+
+  // The multi-get of the placement: every key to its own server (or its
+  // failover), one fan-out.
+  template <class OnHit, class OnFailure>
+  void visit_placed(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure) {
+    detail::BatchPlan& plan = plan_;
+    plan.reset(keys.size(), snapshot_->members.size());
+    core_.forget_avoid();
+    bool polled = false;
+    try {
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (auto refused = core_.check(keys[i])) {
+          on_failure(i, *refused);
+          continue;
+        }
+        plan.valid_keys.push_back(keys[i]);
+        plan.valid_index.push_back(i);
+      }
+      // Every valid key's own server, all at once where the locator can.
+      plan.primaries.resize(plan.valid_keys.size());
+      if constexpr (BatchLocator<L>) {
+        locator_->locate_many(plan.valid_keys, plan.primaries);
+      } else {
+        for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
+          plan.primaries[v] = locator_->locate(plan.valid_keys[v]);
+        }
+      }
+      for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
+        const std::size_t primary = plan.primaries[v];
+        const std::size_t i = plan.valid_index[v];
+        if (plan.probing(primary)) {  // a server probed in this call takes all its keys
+          plan.assign(i, detail::Route{primary, false, Status()});
+          continue;
+        }
+        detail::Route route = route_from(primary, keys[i]);
+        if (!route.status.ok()) {
+          on_failure(i, route.status);
+          continue;
+        }
+        plan.assign(i, route);
+      }
+      if (plan.used.empty()) {
+        return;
+      }
+      // Send every server its request, then read the answers, all within one
+      // deadline: hung servers cost one timeout in all, not one each.
+      const std::int64_t deadline =
+          detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
+      polled = options_.multi_get == MultiGetMode::kPolled &&
+               plan.used.size() <= detail::kMaxPolledServers;
+      if (polled) {
+        polled_.run(keys, plan, deadline, core_, per_server_, on_hit, on_failure);
+      } else {
+        per_server_.run(keys, plan, deadline, core_, on_hit, on_failure);
+      }
+    } catch (...) {
+      abandon(polled);
+      throw;
+    }
+  }
+
+  // visit_multi in a migration window: the placement's fan-out, then at most
+  // one more for the moved keys that missed, to their old owners; what they
+  // find is copied forward and reported as a hit (its cas 0: the old owner's
+  // means nothing on the new one).
+  template <class OnHit, class OnFailure>
+  void migrated_visit(std::span<const std::string_view> keys, OnHit& on_hit,
+                      OnFailure& on_failure) {
+    const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
+    const MigrationPlacement<L>& migration = *pinned->migration;
+    detail::MigrationState::Counters& c = migration.state->counters();
+    seen_.assign(keys.size(), 0);
+    auto hit = [&](std::size_t index, const ItemView& item) {
+      seen_[index] = 1;
+      detail::MigrationState::count(c.new_hits);
+      on_hit(index, item);
+    };
+    auto failure = [&](std::size_t index, const Status& status) {
+      seen_[index] = 1;
+      on_failure(index, status);
+    };
+    visit_placed(keys, hit, failure);
+    // The moved keys that missed.
+    detail::BatchPlan& plan = plan_;
+    moved_keys_.clear();
+    moved_index_.clear();
+    moved_to_.clear();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (seen_[i] != 0 || plan.server_of[i] == detail::BatchPlan::kNone) {
+        continue;
+      }
+      const std::size_t at = plan.server_of[i];
+      if (migration.old_owner(keys[i]) == at) {
+        detail::MigrationState::count(c.same_owner_misses);
+        continue;
+      }
+      moved_keys_.push_back(keys[i]);
+      moved_index_.push_back(i);
+      moved_to_.push_back(at);
+    }
+    if (moved_keys_.empty()) {
+      return;
+    }
+    detail::MigrationPaths path = paths();
+    plan.reset(moved_keys_.size(), pinned->members.size());
+    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
+      const std::size_t old = migration.old_owner(moved_keys_[j]);
+      if (migration.state->tainted(old)) {
+        detail::MigrationState::count(c.fallback_skipped);
+        continue;
+      }
+      if (plan.probing(old)) {
+        plan.assign(j, detail::Route{old, false, Status()});
+        continue;
+      }
+      detail::Route route = core_.route(old, false, [old](auto) { return old; });
+      if (!route.status.ok()) {
+        detail::MigrationState::count(c.fallback_skipped);
+        continue;
+      }
+      plan.assign(j, route);
+    }
+    if (plan.used.empty()) {
+      return;
+    }
+    found_.assign(moved_keys_.size(), detail::OldRead{});
+    auto old_hit = [this](std::size_t j, const ItemView& item) {
+      detail::OldRead& slot = found_[j];
+      slot.kind = detail::OldRead::Kind::kHit;
+      slot.item.value.assign(item.value);
+      slot.item.flags = item.flags;
+      slot.item.cas = item.cas;
+    };
+    auto old_failure = [this](std::size_t j, const Status&) {
+      if (found_[j].kind != detail::OldRead::Kind::kHit) {
+        found_[j].kind = detail::OldRead::Kind::kSkipped;
+      }
+    };
+    try {
+      per_server_.run(std::span<const std::string_view>(moved_keys_), plan,
+                      path.fallback_deadline(), core_, old_hit, old_failure);
+    } catch (...) {
+      abandon(false);
+      throw;
+    }
+    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
+      if (plan.server_of[j] == detail::BatchPlan::kNone) {
+        continue;
+      }
+      detail::OldRead& slot = found_[j];
+      if (slot.kind != detail::OldRead::Kind::kHit) {
+        detail::MigrationState::count(
+            slot.kind == detail::OldRead::Kind::kMiss ? c.fallback_misses : c.fallback_skipped);
+        continue;
+      }
+      detail::MigrationState::count(c.fallback_hits);
+      const std::optional<std::uint64_t> copy_cas =
+          path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot);
+      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy_cas.value_or(0)});
+    }
   }
 
   // A multi-get that threw: close the connections that may hold unread
@@ -539,7 +882,17 @@ class ShardedClient {
   auto store(Store kind, std::string_view key, std::string_view value, Expiry expiry,
              std::uint32_t flags) -> Status {
     static constexpr std::string_view kNames[] = {"set", "add", "replace", "append", "prepend"};
-    return run(kNames[static_cast<std::size_t>(kind)], key, value, [&](std::size_t server) {
+    const Window rule = kind == Store::kSet   ? Window::kInvalidate
+                        : kind == Store::kAdd ? Window::kMoveFirst
+                                              : Window::kMoveOnMiss;
+    return in_window(key, rule, [&] {
+      return store_once(kind, kNames[static_cast<std::size_t>(kind)], key, value, expiry, flags);
+    });
+  }
+
+  auto store_once(Store kind, std::string_view name, std::string_view key, std::string_view value,
+                  Expiry expiry, std::uint32_t flags) -> Status {
+    return run(name, key, value, [&](std::size_t server) {
       memcached_st* memc = native(server);
       const std::time_t exptime = expiry.wire_value();
       memcached_return_t rc = MEMCACHED_SUCCESS;
@@ -577,15 +930,18 @@ class ShardedClient {
 
   auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
     std::uint64_t value = 0;
-    Status status = run(up ? "incr" : "decr", key, {}, [&](std::size_t server) {
-      memcached_st* memc = native(server);
-      memcached_return_t rc = up ? memcached_increment(memc, key.data(), key.size(), delta, &value)
-                                 : memcached_decrement(memc, key.data(), key.size(), delta, &value);
-      if (rc == MEMCACHED_UNKNOWN_READ_FAILURE && options_.protocol == Protocol::kBinary) {
-        // libmemcached reports the binary "non-numeric value" status this way.
-        rc = MEMCACHED_CLIENT_ERROR;
-      }
-      return rc;
+    Status status = in_window(key, Window::kMoveOnMiss, [&] {
+      return run(up ? "incr" : "decr", key, {}, [&](std::size_t server) {
+        memcached_st* memc = native(server);
+        memcached_return_t rc =
+            up ? memcached_increment(memc, key.data(), key.size(), delta, &value)
+               : memcached_decrement(memc, key.data(), key.size(), delta, &value);
+        if (rc == MEMCACHED_UNKNOWN_READ_FAILURE && options_.protocol == Protocol::kBinary) {
+          // libmemcached reports the binary "non-numeric value" status this way.
+          rc = MEMCACHED_CLIENT_ERROR;
+        }
+        return rc;
+      });
     });
     if (!status.ok()) {
       return Result<std::uint64_t>(std::move(status));
@@ -599,9 +955,16 @@ class ShardedClient {
   const L* locator_ = nullptr;                // snapshot_->locator
   std::uint64_t generation_ = 0;              // snapshot_->generation
   detail::ClientCore core_;                   // connections, health rules, finish
+  detail::MetaPool meta_;                     // meta connections (migration)
   detail::BatchPlan plan_;                    // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
+  // The migration window's multi-get scratch.
+  std::vector<std::uint8_t> seen_;  // per key: answered by the fan-out
+  std::vector<std::string_view> moved_keys_;
+  std::vector<std::size_t> moved_index_;  // its index in the request
+  std::vector<std::size_t> moved_to_;     // its new owner (where it was read)
+  std::vector<detail::OldRead> found_;
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CLIENT_MIGRATION_PATHS_HPP_
+#define MEMSHARD_CLIENT_MIGRATION_PATHS_HPP_
+
+// client/migration_paths.hpp: MigrationPaths, what an operation does in a
+// migration window once it knows a key's old and new owner (two members):
+// read the old owner, copy forward with add and validate the copy, move a key
+// before an operation that needs its base, invalidate the old copy after a
+// write. The rules and the hazards they answer are in docs/migration.md.
+//
+// Every request goes through the ClientCore like any other (the health of the
+// servers, ejection, probes), with two differences: a read of the old owner
+// is bounded by the migration's fallback timeout, and its failure is a miss,
+// never an error.
+//
+// Requests go over the meta protocol (MetaPool) where the server has it:
+// `mg <key> v f t c` reads value, flags, cas and the exact remaining TTL in
+// one round trip; `ms <key> ... ME T F c` adds the copy and answers its cas;
+// `md <key> C<cas>` deletes only the copy this client stored (a revocation)
+// or the old copy it read (a move), never a newer value. A server without
+// meta commands gets the same steps through libmemcached, with the TTL cap.
+
+#include <libmemcached-1.0/memcached.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "memshard/client/client_core.hpp"
+#include "memshard/client/connection_pool.hpp"
+#include "memshard/client/meta_connection.hpp"
+#include "memshard/client/meta_pool.hpp"
+#include "memshard/client/migration.hpp"
+#include "memshard/detail/clock.hpp"
+#include "memshard/detail/meta_protocol.hpp"
+#include "memshard/migration_options.hpp"
+#include "memshard/result.hpp"
+#include "memshard/version.hpp"
+
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
+
+/// OldRead: what a read of the old owner found.
+struct OldRead {
+  enum class Kind : std::uint8_t {
+    kHit,      ///< found: `item`, and `ttl` when the server told it
+    kMiss,     ///< not there
+    kSkipped,  ///< not read: the server is tainted, ejected or failed
+  };
+  Kind kind = Kind::kMiss;
+  Item item;
+  /// The remaining time to live in seconds, -1 for "never expires"; empty
+  /// when the server could not say.
+  std::optional<std::int64_t> ttl;
+};
+
+/// to_memcached_return: a meta call's outcome as the libmemcached code that
+/// means the same, so that it counts in the server's health like any other.
+[[nodiscard]] inline auto to_memcached_return(const MetaStatus& status, MetaReplyKind kind) noexcept
+    -> memcached_return_t {
+  switch (status.code) {
+    case MetaErrc::kOk:
+      break;
+    case MetaErrc::kTimeout:
+      return MEMCACHED_TIMEOUT;
+    case MetaErrc::kResolve:
+      return MEMCACHED_HOST_LOOKUP_FAILURE;
+    case MetaErrc::kConnect:
+    case MetaErrc::kNotConnected:
+    case MetaErrc::kDisconnected:
+    case MetaErrc::kIo:
+      return MEMCACHED_CONNECTION_FAILURE;
+    case MetaErrc::kMalformed:
+      return MEMCACHED_PROTOCOL_ERROR;
+    case MetaErrc::kInvalidRequest:
+      return MEMCACHED_BAD_KEY_PROVIDED;
+    case MetaErrc::kNoMetaSupport:
+    case MetaErrc::kRefused:
+      return MEMCACHED_CLIENT_ERROR;
+  }
+  switch (kind) {
+    case MetaReplyKind::kValue:
+    case MetaReplyKind::kHeader:
+    case MetaReplyKind::kNoop:
+      return MEMCACHED_SUCCESS;
+    case MetaReplyKind::kMiss:
+    case MetaReplyKind::kNotFound:
+      return MEMCACHED_NOTFOUND;
+    case MetaReplyKind::kNotStored:
+      return MEMCACHED_NOTSTORED;
+    case MetaReplyKind::kExists:
+      return MEMCACHED_DATA_EXISTS;
+    case MetaReplyKind::kServerError:
+      return MEMCACHED_SERVER_ERROR;
+    case MetaReplyKind::kError:
+    case MetaReplyKind::kClientError:
+      return MEMCACHED_CLIENT_ERROR;
+  }
+  return MEMCACHED_PROTOCOL_ERROR;
+}
+
+/// MigrationPaths: see the file comment. A short-lived view made by an
+/// operation: `core`, `meta`, `options` and `state` outlive it, and the first
+/// `placed` members are the new placement's. Not thread-safe.
+class MigrationPaths {
+ public:
+  MigrationPaths(ClientCore& core, MetaPool& meta, const MigrationOptions& options,
+                 MigrationState& state, std::size_t placed) noexcept
+      : core_(&core), meta_(&meta), options_(&options), state_(&state), placed_(placed) {}
+
+  [[nodiscard]] auto state() noexcept -> MigrationState& { return *state_; }
+  [[nodiscard]] auto counters() noexcept -> MigrationState::Counters& { return state_->counters(); }
+
+  /// fallback_deadline: when a read of an old owner that starts now must end.
+  [[nodiscard]] auto fallback_deadline() const noexcept -> std::int64_t {
+    std::chrono::milliseconds timeout = options_->fallback_timeout;
+    if (timeout.count() == 0) {
+      timeout = (core_->options().connect_timeout + core_->options().io_timeout) / 2;
+    }
+    return steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  }
+
+  /// read_old: reads `key` on old owner `old` within the fallback timeout.
+  auto read_old(std::size_t old, std::string_view key) -> OldRead {
+    if (state_->tainted(old)) {
+      return OldRead{OldRead::Kind::kSkipped, {}, std::nullopt};
+    }
+    return fetch(old, key, fallback_deadline());
+  }
+
+  /// copy_forward: stores the old owner's `found` item on `fresh` with add,
+  /// then validates it: when the old copy changed or vanished meanwhile, the
+  /// copy is deleted again (a writer invalidated it); otherwise, by the move
+  /// rule, the old copy is deleted. Answers the copy's cas on the new owner
+  /// when this call stored it and the server told it (0 otherwise).
+  auto copy_forward(std::size_t fresh, std::size_t old, std::string_view key, const OldRead& found)
+      -> std::optional<std::uint64_t> {
+    MigrationState::Counters& c = counters();
+    const std::optional<std::time_t> exptime = copy_exptime(found);
+    if (!exptime) {
+      MigrationState::count(c.copies_skipped);
+      return std::nullopt;
+    }
+    std::uint64_t copy_cas = 0;
+    const memcached_return_t added = add(fresh, key, found.item, *exptime, copy_cas);
+    if (added == MEMCACHED_NOTSTORED) {
+      MigrationState::count(c.copies_present);
+      return std::nullopt;
+    }
+    if (!memcached_success(added)) {
+      MigrationState::count(c.copies_failed);
+      return std::nullopt;
+    }
+    MigrationState::count(c.copies_stored);
+    MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
+    // Validate: a writer deletes the old copy before the new one, so an old
+    // copy that is unchanged now means no write has finished since the read.
+    const OldRead again = fetch(old, key, fallback_deadline());
+    if (again.kind != OldRead::Kind::kHit || again.item.cas != found.item.cas) {
+      (void)remove(fresh, key, copy_cas);
+      MigrationState::count(c.copies_revoked);
+      return std::nullopt;
+    }
+    if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
+      MigrationState::count(c.old_copies_moved);
+    }
+    return copy_cas;
+  }
+
+  /// move: before an operation that needs the key's current value on the new
+  /// owner (incr, append, replace, touch, add): reads the old copy, copies it
+  /// to `fresh` and deletes the old one whatever the move rule says (a counter
+  /// always moves). Answers whether a value was moved.
+  auto move(std::size_t fresh, std::size_t old, std::string_view key) -> bool {
+    const OldRead found = read_old(old, key);
+    if (found.kind != OldRead::Kind::kHit) {
+      if (found.kind == OldRead::Kind::kSkipped) {
+        invalidate(old, key);  // taints it when the old copy cannot be reached
+      }
+      return false;
+    }
+    bool moved = false;
+    if (const std::optional<std::time_t> exptime = copy_exptime(found)) {
+      std::uint64_t copy_cas = 0;
+      moved = memcached_success(add(fresh, key, found.item, *exptime, copy_cas));
+      if (moved) {
+        MigrationState::count(counters().counters_moved);
+      }
+    }
+    invalidate(old, key);
+    return moved;
+  }
+
+  /// invalidate: deletes the old copy after a write. A deletion that cannot
+  /// be sent or fails taints the old server: it is not read again in this
+  /// migration, since its copy may now be stale.
+  void invalidate(std::size_t old, std::string_view key) {
+    MigrationState::Counters& c = counters();
+    MigrationState::count(c.invalidations);
+    const memcached_return_t rc = remove(old, key, 0);
+    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+      MigrationState::count(c.invalidations_failed);
+      state_->taint(old);
+    }
+  }
+
+  /// remove: deletes `key` on member `s` (only while its cas is `cas`, when
+  /// not 0 and the server has meta commands): MEMCACHED_SUCCESS,
+  /// MEMCACHED_NOTFOUND, MEMCACHED_DATA_EXISTS (another value), or a failure.
+  auto remove(std::size_t s, std::string_view key, std::uint64_t cas) -> memcached_return_t {
+    MetaDeleteFlags flags;
+    if (cas != 0) {
+      flags.cas = cas;
+    }
+    return request(
+               s, "delete", io_deadline(),
+               [&](MetaConnection& link, MetaDeadline deadline) {
+                 return link.remove(key, flags, deadline);
+               },
+               [&](memcached_st* memc) {
+                 return memcached_delete(memc, key.data(), key.size(), 0);
+               })
+        .first;
+  }
+
+ private:
+  using Deadline = std::int64_t;  // steady clock ns
+
+  [[nodiscard]] auto io_deadline() const noexcept -> Deadline {
+    const auto timeout = core_->options().connect_timeout + core_->options().io_timeout;
+    return steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  }
+
+  // One request to member `s` through its health: over the meta protocol
+  // when it has it (`by_meta`), else through libmemcached (`by_handle`), both
+  // bounded by `deadline`. Answers the code and, for meta, the reply.
+  template <class ByMeta, class ByHandle>
+  auto request(std::size_t s, std::string_view operation, Deadline deadline, ByMeta&& by_meta,
+               ByHandle&& by_handle) -> std::pair<memcached_return_t, MetaReply> {
+    Route route = core_->route(s, false, [s](auto) { return s; });
+    if (!route.status.ok()) {
+      return {MEMCACHED_SERVER_TEMPORARILY_DISABLED, MetaReply{}};
+    }
+    if (meta_->supports_meta(s)) {
+      const MetaDeadline until{std::chrono::nanoseconds(deadline)};
+      MetaStatus connected;
+      MetaConnection& link = meta_->connection(s, until, connected);
+      MetaOutcome outcome = connected.ok() ? by_meta(link, until) : MetaOutcome{connected, {}};
+      if (outcome.ok() && outcome.reply.kind == MetaReplyKind::kError) {
+        meta_->mark_no_meta(s);  // memcached before 1.6: libmemcached from now on
+      } else {
+        const memcached_return_t rc = to_memcached_return(outcome.status, outcome.reply.kind);
+        (void)core_->finish(route, rc, operation, outcome.status.message, false);
+        return {rc, std::move(outcome.reply)};
+      }
+    }
+    memcached_st* memc = core_->pool().handle(s).native_handle();
+    core_->pool().limit_wait(memc, deadline);
+    const memcached_return_t rc = by_handle(memc);
+    if (core_->pool().has_handle(s)) {
+      core_->pool().restore_wait(memc);
+    }
+    (void)core_->finish(route, rc, operation);
+    return {rc, MetaReply{}};
+  }
+
+  // Reads `key` on `s`: value, flags, cas, and the TTL where meta tells it.
+  auto fetch(std::size_t s, std::string_view key, Deadline deadline) -> OldRead {
+    OldRead out;
+    bool found = false;
+    auto [rc, reply] = request(
+        s, "get", deadline,
+        [&](MetaConnection& link, MetaDeadline until) {
+          return link.get(
+              key, MetaGetFlags{.value = true, .ttl = true, .client_flags = true, .cas = true},
+              until);
+        },
+        [&](memcached_st* memc) {
+          const char* keys[] = {key.data()};
+          const std::size_t lengths[] = {key.size()};
+          memcached_return_t code = memcached_mget(memc, keys, lengths, 1);
+          if (memcached_success(code)) {
+            code = ConnectionPool::fetch_all(
+                core_->pool().handle(s), [&](std::string_view, const memcached_result_st& result) {
+                  found = true;
+                  out.item.value.assign(memcached_result_value(&result),
+                                        memcached_result_length(&result));
+                  out.item.flags = memcached_result_flags(&result);
+                  out.item.cas = memcached_result_cas(&result);
+                });
+          }
+          return code == MEMCACHED_SUCCESS && !found ? MEMCACHED_NOTFOUND : code;
+        });
+    if (rc == MEMCACHED_NOTFOUND) {
+      out.kind = OldRead::Kind::kMiss;
+    } else if (rc != MEMCACHED_SUCCESS) {
+      out.kind = OldRead::Kind::kSkipped;
+    } else {
+      out.kind = OldRead::Kind::kHit;
+      if (reply.kind == MetaReplyKind::kValue) {
+        out.item.value = std::move(reply.value);
+        out.item.flags = reply.client_flags.value_or(0);
+        out.item.cas = reply.cas.value_or(0);
+        out.ttl = reply.ttl;
+      }
+    }
+    return out;
+  }
+
+  // add of a copy on `s`; MEMCACHED_NOTSTORED when the key is there already.
+  // `cas` gets the copy's cas where meta tells it.
+  auto add(std::size_t s, std::string_view key, const Item& item, std::time_t exptime,
+           std::uint64_t& cas) -> memcached_return_t {
+    auto [rc, reply] = request(
+        s, "add", io_deadline(),
+        [&](MetaConnection& link, MetaDeadline until) {
+          return link.set(key, item.value,
+                          MetaSetFlags{.ttl = static_cast<std::int32_t>(exptime),
+                                       .client_flags = item.flags,
+                                       .mode = MetaSetMode::kAdd,
+                                       .return_cas = true},
+                          until);
+        },
+        [&](memcached_st* memc) {
+          const memcached_return_t code =
+              memcached_add(memc, key.data(), key.size(), item.value.data(), item.value.size(),
+                            exptime, item.flags);
+          return code == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED : code;
+        });
+    cas = reply.cas.value_or(0);
+    return rc;
+  }
+
+  // The exptime of a copy of `found`: its exact remaining TTL, else the cap;
+  // nothing when too little is left.
+  [[nodiscard]] auto copy_exptime(const OldRead& found) const -> std::optional<std::time_t> {
+    if (!found.ttl) {
+      return static_cast<std::time_t>(options_->copy_ttl_cap.count());
+    }
+    const std::int64_t ttl = *found.ttl;
+    if (ttl < 0) {
+      return 0;  // the source never expires, so neither does its copy
+    }
+    if (ttl == 0 || ttl < options_->min_copy_ttl.count()) {
+      return std::nullopt;
+    }
+    constexpr std::int64_t kRelativeLimit = 60LL * 60 * 24 * 30;
+    if (ttl <= kRelativeLimit) {
+      return static_cast<std::time_t>(ttl);
+    }
+    return std::time(nullptr) + static_cast<std::time_t>(ttl);  // memcached reads it as a date
+  }
+
+  // Whether a copy forward deletes the old copy (MoveOnCopy).
+  [[nodiscard]] auto moves(std::size_t old) const noexcept -> bool {
+    switch (options_->move_on_copy) {
+      case MoveOnCopy::kAlways:
+        return true;
+      case MoveOnCopy::kNever:
+        return false;
+      case MoveOnCopy::kAuto:
+        break;
+    }
+    return old < placed_;
+  }
+
+  ClientCore* core_;
+  MetaPool* meta_;
+  const MigrationOptions* options_;
+  MigrationState* state_;
+  std::size_t placed_;
+};
+
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
+
+#endif  // MEMSHARD_CLIENT_MIGRATION_PATHS_HPP_

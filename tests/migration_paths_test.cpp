@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: MIT
+// A live migration through ShardedClient, against real memcached servers
+// started by the tests (client/migration_paths.hpp holds the rules): read
+// through with flags and a bounded TTL, no extra round trip on a hit or a
+// same-owner miss, deletes old then new, writes that invalidate the old copy
+// (no resurrection), counters and appends that move, cas after a copy, move on
+// copy, multi-gets with one more fan-out, clones, commit, abort, a dead or
+// stopped old owner (tainted), a placement change, and concurrent readers and
+// writers that count stale reads.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+namespace {
+
+using memshard::ClientOptions;
+using memshard::ConfigError;
+using memshard::Errc;
+using memshard::Expiry;
+using memshard::MigrationConsistency;
+using memshard::MigrationOptions;
+using memshard::MoveOnCopy;
+using memshard::Server;
+using memshard::testing::MemcachedServer;
+using Ring = memshard::KetamaLocator<memshard::Md5>;
+using Client = memshard::ShardedClient<Ring>;
+
+constexpr std::size_t kServers = 5;
+
+// Five servers shared by the suite, flushed before every test.
+class MigrationTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    servers_ = new std::vector<MemcachedServer>();
+    for (std::size_t i = 0; i < kServers; ++i) {
+      servers_->emplace_back();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete servers_;
+    servers_ = nullptr;
+  }
+  void SetUp() override {
+    for (auto& server : *servers_) {
+      if (!server.running()) {
+        server.restart();
+      }
+      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
+    }
+  }
+  void TearDown() override {
+    for (auto& server : *servers_) {
+      if (server.running()) {
+        (void)::kill(server.pid(), SIGCONT);  // a test that stopped one and failed
+      }
+    }
+  }
+
+  // Servers [first, first + count).
+  static auto list(std::size_t first, std::size_t count) -> std::vector<Server> {
+    std::vector<Server> out;
+    for (std::size_t i = first; i < first + count; ++i) {
+      out.push_back(memshard::parse_server((*servers_)[i].spec()));
+    }
+    return out;
+  }
+  static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
+
+  // The test server at `endpoint`.
+  static auto at(const Server& s) -> MemcachedServer& {
+    for (auto& server : *servers_) {
+      if (server.port() == s.port) {
+        return server;
+      }
+    }
+    ADD_FAILURE() << "no server " << s.endpoint();
+    return (*servers_)[0];
+  }
+  static auto holds(const Server& s, std::string_view key) -> bool {
+    return at(s).command("get " + std::string(key)).starts_with("VALUE ");
+  }
+  static auto stat(const Server& s, std::string_view name) -> std::uint64_t {
+    const std::string stats = at(s).command("stats");
+    const std::string field = "STAT " + std::string(name) + " ";
+    const auto found = stats.find(field);
+    EXPECT_NE(found, std::string::npos) << name;
+    return found == std::string::npos ? 0 : std::stoull(stats.substr(found + field.size()));
+  }
+  // The remaining TTL of `key` on `s` (meta mg t), or -2 when absent.
+  static auto ttl(const Server& s, std::string_view key) -> long long {
+    const std::string reply = at(s).command("mg " + std::string(key) + " t");
+    const auto t = reply.find(" t");
+    if (!reply.starts_with("HD") || t == std::string::npos) {
+      return -2;
+    }
+    return std::stoll(reply.substr(t + 2));
+  }
+
+  // Keys whose owner changes from `before` to `after` (placed by Ring), and
+  // keys whose owner stays.
+  struct Split {
+    std::vector<std::string> moved;
+    std::vector<std::string> stayed;
+  };
+  static auto split(const std::vector<Server>& before, const std::vector<Server>& after,
+                    std::size_t count, std::string_view prefix = "key:") -> Split {
+    const Ring old_ring(before);
+    const Ring new_ring(after);
+    Split out;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string key = std::string(prefix) + std::to_string(i);
+      const Server& was = before[old_ring.locate(key)];
+      const Server& is = after[new_ring.locate(key)];
+      (was.port == is.port ? out.stayed : out.moved).push_back(std::move(key));
+    }
+    return out;
+  }
+  static auto old_owner(const std::vector<Server>& before, std::string_view key) -> Server {
+    return before[Ring(before).locate(key)];
+  }
+
+  static auto options() -> ClientOptions {
+    ClientOptions options;
+    options.connect_timeout = std::chrono::milliseconds{200};
+    options.io_timeout = std::chrono::milliseconds{200};
+    options.failure_limit = 100;  // the tests decide when a server is out
+    return options;
+  }
+
+  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+};
+
+TEST_F(MigrationTest, AMovedKeyIsReadThroughOnceWithItsFlagsAndCopiedForward) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  ASSERT_GE(keys.moved.size(), 10U);
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "v-" + key, Expiry::after(std::chrono::seconds{500}), 0x50));
+  }
+  client.begin_migration(after);
+  EXPECT_TRUE(client.migration_stats().active);
+  for (const auto& key : keys.moved) {
+    auto hit = client.get(key);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    ASSERT_TRUE(hit.value().has_value()) << key;
+    EXPECT_EQ(hit.value()->value, "v-" + key);
+    EXPECT_EQ(hit.value()->flags, 0x50U);
+    const Server now = client.server_for(key);
+    EXPECT_TRUE(holds(now, key)) << key << " was not copied to " << now.endpoint();
+    // Move on copy: the old server stays in the list, so its copy goes.
+    EXPECT_FALSE(holds(old_owner(before, key), key)) << key;
+    // The copy expires when the source would have.
+    const long long left = ttl(now, key);
+    EXPECT_GT(left, 490) << key;
+    EXPECT_LE(left, 500) << key;
+  }
+  const auto stats = client.migration_stats();
+  EXPECT_EQ(stats.fallback_hits, keys.moved.size());
+  EXPECT_EQ(stats.copies_stored, keys.moved.size());
+  EXPECT_EQ(stats.old_copies_moved, keys.moved.size());
+  EXPECT_EQ(stats.copies_revoked, 0U);
+  // Read again: the new owners answer.
+  for (const auto& key : keys.moved) {
+    EXPECT_TRUE(client.get(key).value().has_value());
+  }
+  EXPECT_EQ(client.migration_stats().new_hits, keys.moved.size());
+  EXPECT_EQ(client.migration_stats().fallback_hits, keys.moved.size());
+}
+
+TEST_F(MigrationTest, AHitAndASameOwnerMissCostNoRoundTripOnTheOldOwnerAMovedMissOne) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 400);
+  client.begin_migration(after);
+  // A same-owner miss: nothing but the new owner's get.
+  std::vector<std::uint64_t> gets;
+  for (const auto& s : after) {
+    gets.push_back(stat(s, "cmd_get"));
+  }
+  ASSERT_FALSE(client.get(keys.stayed.front()).value().has_value());
+  for (std::size_t s = 0; s < after.size(); ++s) {
+    const std::uint64_t expected =
+        gets[s] + (after[s].port == client.server_for(keys.stayed.front()).port ? 1 : 0);
+    EXPECT_EQ(stat(after[s], "cmd_get"), expected) << after[s].endpoint();
+  }
+  // A moved miss: exactly one more get, on the old owner.
+  const std::string& moved = keys.moved.front();
+  const Server old = old_owner(before, moved);
+  const std::uint64_t old_gets = stat(old, "cmd_get");
+  ASSERT_FALSE(client.get(moved).value().has_value());
+  EXPECT_EQ(stat(old, "cmd_get"), old_gets + 1);
+  // A hit on the new owner: no request to the old one.
+  ASSERT_TRUE(client.set(moved, "x"));
+  const std::uint64_t old_gets_after_set = stat(old, "cmd_get");
+  ASSERT_TRUE(client.get(moved).value().has_value());
+  EXPECT_EQ(stat(old, "cmd_get"), old_gets_after_set);
+  const auto stats = client.migration_stats();
+  EXPECT_EQ(stats.same_owner_misses, 1U);
+  EXPECT_EQ(stats.fallback_misses, 1U);
+  EXPECT_EQ(stats.new_hits, 1U);
+}
+
+TEST_F(MigrationTest, ACopyKeepsTheSourcesExactRemainingTtl) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  ASSERT_GE(keys.moved.size(), 3U);
+  ASSERT_TRUE(client.set(keys.moved[0], "a", Expiry::after(std::chrono::seconds{5000})));
+  ASSERT_TRUE(client.set(keys.moved[1], "b"));  // never expires
+  ASSERT_TRUE(client.set(keys.moved[2], "c", Expiry::after(std::chrono::seconds{70})));
+  client.begin_migration(after);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const long long source = ttl(old_owner(before, keys.moved[k]), keys.moved[k]);
+    ASSERT_TRUE(client.get(keys.moved[k]).value().has_value()) << k;
+    const long long copy = ttl(client.server_for(keys.moved[k]), keys.moved[k]);
+    if (k == 1) {
+      EXPECT_EQ(source, -1);
+      EXPECT_EQ(copy, -1) << "a source that never expires keeps that";
+    } else {
+      EXPECT_GT(source, 0) << k;
+      EXPECT_LE(std::abs(copy - source), 1) << k << ": source " << source << ", copy " << copy;
+    }
+  }
+  EXPECT_EQ(client.migration_stats().copies_ttl_exact, 3U);
+  EXPECT_EQ(client.migration_stats().copies_ttl_capped, 0U);
+}
+
+TEST_F(MigrationTest, RemoveDeletesTheOldCopyThenTheNewOne) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  const std::string& key = keys.moved.front();
+  ASSERT_TRUE(client.set(key, "v0"));
+  client.begin_migration(after);
+  EXPECT_TRUE(client.remove(key));  // only the old owner had it
+  EXPECT_FALSE(holds(old_owner(before, key), key));
+  EXPECT_FALSE(client.get(key).value().has_value());
+  EXPECT_EQ(client.remove(key).code(), Errc::kNotFound);  // neither has it
+  // Both hold it: both lose it.
+  ASSERT_TRUE(
+      at(old_owner(before, key)).command("set " + key + " 0 0 2\r\nv1").starts_with("STORED"));
+  ASSERT_TRUE(client.set(key, "v2"));  // the new owner; the old copy is invalidated
+  EXPECT_FALSE(holds(old_owner(before, key), key));
+  EXPECT_TRUE(client.remove(key));
+  EXPECT_FALSE(holds(client.server_for(key), key));
+  EXPECT_GE(client.migration_stats().invalidations, 3U);
+}
+
+TEST_F(MigrationTest, AWriteInvalidatesTheOldCopySoAnEvictedNewCopyDoesNotResurrectIt) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  const std::string& key = keys.moved.front();
+  ASSERT_TRUE(client.set(key, "v0"));
+  client.begin_migration(after);
+  ASSERT_TRUE(client.set(key, "v1"));
+  EXPECT_FALSE(holds(old_owner(before, key), key));
+  // The new copy goes (evicted, expired): the next read must not find v0.
+  ASSERT_EQ(at(client.server_for(key)).command("delete " + key), "DELETED\r\n");
+  EXPECT_FALSE(client.get(key).value().has_value());
+  // cas, touch and the other stores too.
+  const std::string& other = keys.moved.at(1);
+  ASSERT_TRUE(
+      at(old_owner(before, other)).command("set " + other + " 0 0 2\r\nv0").starts_with("STORED"));
+  ASSERT_TRUE(client.replace(other, "v1"));  // moves the base, then replaces
+  EXPECT_FALSE(holds(old_owner(before, other), other));
+  auto hit = client.get(other);
+  ASSERT_TRUE(hit.value().has_value());
+  EXPECT_EQ(hit.value()->value, "v1");
+}
+
+TEST_F(MigrationTest, CountersAndAppendsMoveBeforeTheyChange) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  const std::string& counter = keys.moved.at(0);
+  const std::string& text = keys.moved.at(1);
+  ASSERT_TRUE(client.set(counter, "41"));
+  ASSERT_TRUE(client.set(text, "ab"));
+  client.begin_migration(after);
+  auto value = client.incr(counter, 1);
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(value.value(), 42U);
+  EXPECT_FALSE(holds(old_owner(before, counter), counter));  // a counter always moves
+  ASSERT_TRUE(client.append(text, "cd"));
+  auto hit = client.get(text);
+  ASSERT_TRUE(hit.value().has_value());
+  EXPECT_EQ(hit.value()->value, "abcd");
+  EXPECT_FALSE(holds(old_owner(before, text), text));
+  EXPECT_EQ(client.migration_stats().counters_moved, 2U);
+  // A counter on neither owner is a real miss.
+  EXPECT_EQ(client.incr(keys.moved.at(2), 1).status().code(), Errc::kNotFound);
+  // add is refused for a key only the old owner holds (it moves first).
+  const std::string& taken = keys.moved.at(3);
+  ASSERT_TRUE(
+      at(old_owner(before, taken)).command("set " + taken + " 0 0 1\r\nx").starts_with("STORED"));
+  EXPECT_EQ(client.add(taken, "y").code(), Errc::kNotStored);
+  EXPECT_EQ(client.get(taken).value()->value, "x");
+}
+
+TEST_F(MigrationTest, AGetAfterACopyAnswersTheNewOwnersCas) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  const std::string& key = keys.moved.front();
+  ASSERT_TRUE(client.set(key, "v0"));
+  client.begin_migration(after);
+  auto hit = client.get(key);
+  ASSERT_TRUE(hit.value().has_value());
+  EXPECT_TRUE(client.cas(key, "v1", hit.value()->cas)) << "the cas came from the old owner";
+  EXPECT_EQ(client.get(key).value()->value, "v1");
+}
+
+TEST_F(MigrationTest, ARetiringServerKeepsItsCopiesAndAnEmptyOneIsJustAMiss) {
+  const auto before = list(0, 5);
+  const auto after = list(0, 4);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_FALSE(keys.moved.empty());
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "v"));
+  }
+  client.begin_migration(after);
+  EXPECT_EQ(client.servers().size(), 4U);
+  EXPECT_EQ(client.stats().size(), 5U);  // the retiring server still takes reads
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.get(key).value().has_value()) << key;
+    EXPECT_TRUE(holds(old_owner(before, key), key)) << "a retiring server is only read";
+  }
+  EXPECT_EQ(client.migration_stats().old_copies_moved, 0U);
+}
+
+TEST_F(MigrationTest, MultiGetReadsTheMovedMissesInOneMoreFanOut) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  std::vector<std::string_view> all;
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "m" + key, Expiry{}, 7));
+    all.push_back(key);
+  }
+  for (std::size_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(client.set(keys.stayed[i], "s"));
+    all.push_back(keys.stayed[i]);
+  }
+  all.push_back("never-stored");
+  client.begin_migration(after);
+  auto result = client.get_multi(all);
+  for (std::size_t i = 0; i + 1 < all.size(); ++i) {
+    ASSERT_TRUE(result.items[i].has_value()) << all[i];
+    EXPECT_TRUE(result.statuses[i].ok());
+  }
+  EXPECT_FALSE(result.items.back().has_value());
+  for (std::size_t i = 0; i < keys.moved.size(); ++i) {
+    EXPECT_EQ(result.items[i]->value, "m" + keys.moved[i]);
+    EXPECT_EQ(result.items[i]->flags, 7U);
+  }
+  auto stats = client.migration_stats();
+  EXPECT_EQ(stats.fallback_hits, keys.moved.size());
+  EXPECT_EQ(stats.copies_stored, keys.moved.size());
+  // The second time, every moved key is on its new owner: the old owners
+  // (servers 0-3: in 4 -> 5 every moved key goes to the new server) get no
+  // request for them.
+  std::vector<std::uint64_t> gets;
+  for (const auto& s : before) {
+    gets.push_back(stat(s, "cmd_get"));
+  }
+  const std::vector<std::string_view> moved(
+      all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keys.moved.size()));
+  result = client.get_multi(moved);
+  EXPECT_EQ(result.hits(), moved.size());
+  for (std::size_t s = 0; s < before.size(); ++s) {
+    EXPECT_EQ(stat(before[s], "cmd_get"), gets[s]) << before[s].endpoint();
+  }
+  stats = client.migration_stats();
+  EXPECT_EQ(stats.fallback_hits, keys.moved.size());
+}
+
+TEST_F(MigrationTest, ClonesAreInTheMigrationFromTheirNextCall) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  Client clone = client.clone();
+  const Split keys = split(before, after, 200);
+  ASSERT_TRUE(client.set(keys.moved.front(), "v"));
+  client.begin_migration(after);
+  EXPECT_TRUE(clone.migration_stats().active);
+  EXPECT_TRUE(clone.get(keys.moved.front()).value().has_value());
+  EXPECT_EQ(client.migration_stats().fallback_hits, 1U);  // one family, one count
+  EXPECT_TRUE(clone.commit_migration());
+  EXPECT_FALSE(client.migration_stats().active);
+  EXPECT_EQ(client.servers().size(), 5U);
+  EXPECT_FALSE(client.commit_migration());
+}
+
+TEST_F(MigrationTest, CommitDropsTheOldPlacementAbortGoesBackWithoutStaleCopies) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  const std::string& written = keys.moved.at(0);
+  const std::string& untouched = keys.moved.at(1);
+  ASSERT_TRUE(client.set(written, "v0"));
+  ASSERT_TRUE(client.set(untouched, "u"));
+  client.begin_migration(after);
+  ASSERT_TRUE(client.set(written, "v1"));
+  EXPECT_TRUE(client.abort_migration());
+  EXPECT_EQ(client.servers().size(), 4U);
+  EXPECT_FALSE(client.get(written).value().has_value()) << "v0 must not come back";
+  EXPECT_TRUE(client.get(untouched).value().has_value());
+  // Commit: moved keys not copied are misses.
+  client.begin_migration(after);
+  EXPECT_TRUE(client.commit_migration());
+  EXPECT_FALSE(client.get(untouched).value().has_value());
+  EXPECT_FALSE(client.migration_stats().active);
+}
+
+TEST_F(MigrationTest, ConfigurationMistakesThrowAndChangeNothing) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  MigrationOptions bad;
+  bad.copy_ttl_cap = std::chrono::seconds{0};
+  EXPECT_THROW(client.begin_migration(after, bad), ConfigError);
+  EXPECT_FALSE(client.migration_stats().active);
+  EXPECT_THROW(client.begin_migration({}), ConfigError);
+  client.begin_migration(after);
+  EXPECT_THROW(client.begin_migration(after), ConfigError);
+  EXPECT_THROW(client.reconfigure(before), ConfigError);
+  EXPECT_EQ(client.servers().size(), 5U);
+  EXPECT_TRUE(client.abort_migration());
+  EXPECT_FALSE(client.abort_migration());
+}
+
+TEST_F(MigrationTest, ADeadOldOwnerIsAMissWithinTheFallbackTimeout) {
+  const auto before = list(0, 5);
+  const auto after = list(0, 4);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "v"));
+  }
+  MigrationOptions migration;
+  migration.fallback_timeout = std::chrono::milliseconds{100};
+  client.begin_migration(after, migration);
+  server(4).stop();  // the retiring server
+  for (const auto& key : keys.moved) {
+    const auto start = std::chrono::steady_clock::now();
+    auto got = client.get(key);
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_FALSE(got.value().has_value());
+    EXPECT_LT(took, std::chrono::milliseconds{100 + 200 + 50})
+        << key;  // new owner's get + fallback
+  }
+  EXPECT_EQ(client.migration_stats().fallback_skipped, keys.moved.size());
+}
+
+TEST_F(MigrationTest, AStoppedOldOwnerThatLostAnInvalidationIsNeverReadAgain) {
+  const auto before = list(0, 5);
+  const auto after = list(0, 4);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_GE(keys.moved.size(), 2U);
+  const std::string& key = keys.moved.front();
+  ASSERT_TRUE(client.set(key, "v0"));
+  ASSERT_TRUE(client.set(keys.moved[1], "w0"));
+  client.begin_migration(after);
+  ASSERT_EQ(::kill(server(4).pid(), SIGSTOP), 0);
+  ASSERT_TRUE(client.set(key, "v1"));  // the invalidation of v0 times out
+  ASSERT_EQ(::kill(server(4).pid(), SIGCONT), 0);
+  EXPECT_EQ(client.migration_stats().invalidations_failed, 1U);
+  EXPECT_EQ(client.migration_stats().tainted_servers, 1U);
+  ASSERT_EQ(at(client.server_for(key)).command("delete " + key), "DELETED\r\n");
+  EXPECT_FALSE(client.get(key).value().has_value()) << "v0 came back from a tainted server";
+  EXPECT_FALSE(client.get(keys.moved[1]).value().has_value());  // nothing is read there
+  EXPECT_GE(client.migration_stats().fallback_skipped, 2U);
+}
+
+TEST_F(MigrationTest, AnyPlacementToAnyOtherModuloToKetama) {
+  const auto servers = list(0, 4);
+  auto client = memshard::make_client("twemproxy-modula", servers, {}, options());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    keys.push_back("scheme:" + std::to_string(i));
+    ASSERT_TRUE(client.set(keys.back(), "v" + std::to_string(i)));
+  }
+  const auto ketama = std::make_shared<const memshard::AnyLocator>(
+      memshard::make_locator("libmemcached-ketama-weighted", servers));
+  client.begin_migration(servers, ketama);
+  for (int i = 0; i < 200; ++i) {
+    auto hit = client.get(keys[static_cast<std::size_t>(i)]);
+    ASSERT_TRUE(hit.value().has_value()) << keys[static_cast<std::size_t>(i)];
+    EXPECT_EQ(hit.value()->value, "v" + std::to_string(i));
+  }
+  const auto stats = client.migration_stats();
+  EXPECT_GT(stats.fallback_hits, 100U);  // most keys move
+  EXPECT_EQ(stats.fallback_hits + stats.new_hits, 200U);
+  EXPECT_TRUE(client.commit_migration());
+  for (const auto& key : keys) {
+    EXPECT_TRUE(client.get(key).value().has_value()) << key;
+  }
+}
+
+// Readers and writers on the same keys while a migration copies them: a read
+// is stale when it returns a version older than one whose write (database
+// update, then cache delete) completed before the read began. Readers fill
+// nothing on a full miss, so plain cache-aside races are left out.
+TEST_F(MigrationTest, ConcurrentReadersAndWritersSeeAlmostNoStaleRead) {
+  const auto before = list(0, 2);
+  std::vector<Server> after = list(2, 2);
+  constexpr int kRounds = 6;
+  constexpr std::size_t kKeys = 32;
+  constexpr int kReadsPerThread = 1500;
+  std::uint64_t reads = 0;
+  std::uint64_t stale = 0;
+  std::uint64_t revoked = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    for (auto& s : *servers_) {
+      ASSERT_EQ(s.command("flush_all"), "OK\r\n");
+    }
+    Client client(before, options());
+    std::vector<std::string> keys;
+    for (std::size_t k = 0; k < kKeys; ++k) {
+      keys.push_back("race:" + std::to_string(round) + ":" + std::to_string(k));
+      ASSERT_TRUE(client.set(keys.back(), "0"));
+    }
+    std::vector<std::atomic<std::uint64_t>> written(kKeys);  // completed versions
+    std::vector<std::atomic<std::uint64_t>> database(kKeys);
+    client.begin_migration(after);
+    std::atomic<std::uint64_t> round_reads{0};
+    std::atomic<std::uint64_t> round_stale{0};
+    std::atomic<bool> stop{false};
+    auto reader = [&](Client worker, int seed) {
+      for (int i = 0; i < kReadsPerThread; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i * 7 + seed) % kKeys;
+        const std::uint64_t floor = written[k].load();
+        auto got = worker.get(keys[k]);
+        if (got.ok() && got.value()) {
+          round_reads.fetch_add(1);
+          if (std::stoull(got.value()->value) < floor) {
+            round_stale.fetch_add(1);
+          }
+        }
+      }
+    };
+    auto writer = [&](Client worker) {
+      for (std::uint64_t i = 0; !stop.load(); ++i) {
+        const std::size_t k = static_cast<std::size_t>(i * 5) % kKeys;
+        const std::uint64_t version = database[k].fetch_add(1) + 1;
+        if (i % 3 == 0) {
+          (void)worker.set(keys[k], std::to_string(version));
+        } else {
+          (void)worker.remove(keys[k]);
+        }
+        std::uint64_t done = written[k].load();
+        while (done < version && !written[k].compare_exchange_weak(done, version)) {
+        }
+      }
+    };
+    std::thread w(writer, client.clone());
+    std::thread r1(reader, client.clone(), 1);
+    std::thread r2(reader, client.clone(), 2);
+    r1.join();
+    r2.join();
+    stop = true;
+    w.join();
+    reads += round_reads.load();
+    stale += round_stale.load();
+    revoked += client.migration_stats().copies_revoked;
+    ASSERT_TRUE(client.commit_migration());
+  }
+  RecordProperty("reads", std::to_string(reads));
+  RecordProperty("stale", std::to_string(stale));
+  RecordProperty("revoked", std::to_string(revoked));
+  std::printf("concurrent migration: %llu stale of %llu reads, %llu copies revoked\n",
+              static_cast<unsigned long long>(stale), static_cast<unsigned long long>(reads),
+              static_cast<unsigned long long>(revoked));
+  EXPECT_GT(reads, 1000U);
+  EXPECT_LE(stale * 10'000, reads + 10'000) << stale << " stale of " << reads;
+}
+
+}  // namespace
