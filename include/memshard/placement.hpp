@@ -2,9 +2,8 @@
 #ifndef MEMSHARD_PLACEMENT_HPP_
 #define MEMSHARD_PLACEMENT_HPP_
 
-// placement.hpp: all of placement (keys, servers, hashers, locators, profiles, the warmer's
-// progress report), the memshard::placement target, which needs nothing but a C++20 compiler
-// (no libmemcached).
+// placement.hpp: all of placement (keys, servers, hashers, locators, profiles), the
+// memshard::placement target, which needs nothing but a C++20 compiler (no libmemcached).
 
 #include "memshard/any_locator.hpp"
 #include "memshard/continuum_locators.hpp"
