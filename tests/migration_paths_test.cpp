@@ -400,6 +400,32 @@ TEST_F(MigrationTest, MultiGetReadsTheMovedMissesInOneMoreFanOut) {
   EXPECT_EQ(stats.fallback_hits, keys.moved.size());
 }
 
+TEST_F(MigrationTest, MigrateKeyCopiesOneKeyAndSaysWhatItDid) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  ASSERT_GE(keys.moved.size(), 3U);
+  EXPECT_EQ(client.migrate_key(keys.moved[0]), memshard::KeyMigration::kNoMigration);
+  ASSERT_TRUE(client.set(keys.moved[0], "a", Expiry::after(std::chrono::seconds{300}), 3));
+  ASSERT_TRUE(client.set(keys.moved[1], "b"));
+  ASSERT_TRUE(client.set(keys.stayed[0], "c"));
+  client.begin_migration(after);
+  EXPECT_EQ(client.migrate_key(keys.moved[0]), memshard::KeyMigration::kCopied);
+  EXPECT_TRUE(holds(client.server_for(keys.moved[0]), keys.moved[0]));
+  EXPECT_FALSE(holds(old_owner(before, keys.moved[0]), keys.moved[0]));
+  EXPECT_EQ(client.migrate_key(keys.moved[0]), memshard::KeyMigration::kNotOnOldOwner);
+  ASSERT_EQ(at(client.server_for(keys.moved[1])).command("set " + keys.moved[1] + " 0 0 1\r\nn"),
+            "STORED\r\n");
+  EXPECT_EQ(client.migrate_key(keys.moved[1]), memshard::KeyMigration::kAlreadyPresent);
+  EXPECT_EQ(client.migrate_key(keys.stayed[0]), memshard::KeyMigration::kSameOwner);
+  EXPECT_EQ(client.migrate_key("bad key"), memshard::KeyMigration::kInvalidKey);
+  auto hit = client.get(keys.moved[0]);
+  ASSERT_TRUE(hit.value().has_value());
+  EXPECT_EQ(hit.value()->flags, 3U);
+  EXPECT_EQ(memshard::to_string(memshard::KeyMigration::kCopied), "copied");
+}
+
 TEST_F(MigrationTest, ClonesAreInTheMigrationFromTheirNextCall) {
   const auto before = list(0, 4);
   const auto after = list(0, 5);

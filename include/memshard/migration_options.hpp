@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/version.hpp"
@@ -79,6 +80,47 @@ inline void validate_migration_options(const MigrationOptions& options) {
     detail::throw_config_error("fallback_timeout must not be negative",
                                std::to_string(options.fallback_timeout.count()) + " ms");
   }
+}
+
+/// KeyMigration: what ShardedClient::migrate_key() did with one key.
+enum class KeyMigration : std::uint8_t {
+  kNoMigration,          ///< no migration runs
+  kInvalidKey,           ///< the key breaks the key rules; nothing was sent
+  kSameOwner,            ///< its owner did not change: nothing to do
+  kCopied,               ///< copied to the new owner (and validated)
+  kAlreadyPresent,       ///< the new owner had it already
+  kNotOnOldOwner,        ///< the old owner does not have it (expired, evicted, deleted)
+  kRevoked,              ///< copied, then deleted again: the old copy changed meanwhile
+  kTooShort,             ///< less than min_copy_ttl left: not copied
+  kOldOwnerUnavailable,  ///< the old owner is ejected, tainted or failed
+  kNewOwnerFailed,       ///< the new owner is ejected or refused the copy
+};
+
+/// to_string: a short name for a KeyMigration ("copied", ...).
+[[nodiscard]] constexpr auto to_string(KeyMigration outcome) noexcept -> std::string_view {
+  switch (outcome) {
+    case KeyMigration::kNoMigration:
+      return "no_migration";
+    case KeyMigration::kInvalidKey:
+      return "invalid_key";
+    case KeyMigration::kSameOwner:
+      return "same_owner";
+    case KeyMigration::kCopied:
+      return "copied";
+    case KeyMigration::kAlreadyPresent:
+      return "already_present";
+    case KeyMigration::kNotOnOldOwner:
+      return "not_on_old_owner";
+    case KeyMigration::kRevoked:
+      return "revoked";
+    case KeyMigration::kTooShort:
+      return "too_short";
+    case KeyMigration::kOldOwnerUnavailable:
+      return "old_owner_unavailable";
+    case KeyMigration::kNewOwnerFailed:
+      return "new_owner_failed";
+  }
+  return "unknown";
 }
 
 /// MigrationStats: what a migration counted, summed over every client of the

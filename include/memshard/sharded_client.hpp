@@ -418,6 +418,42 @@ class ShardedClient {
   /// again.) Answers whether a migration was running.
   auto abort_migration() -> bool { return end_migration(false); }
 
+  /// migrate_key: copies one key of the running migration to its new owner
+  /// (what a read of it would do, without reading the new owner first):
+  /// the old owner's copy with its flags and exact remaining TTL, added,
+  /// validated and, by the move rule, deleted from the old owner. The
+  /// warmer's step; also for keys an application knows are hot.
+  auto migrate_key(std::string_view key) -> KeyMigration {
+    refresh();
+    if (!snapshot_->migration) {
+      return KeyMigration::kNoMigration;
+    }
+    if (!is_valid_key(key)) {
+      return KeyMigration::kInvalidKey;
+    }
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    core_.forget_avoid();
+    const detail::Route route = route_from(locator_->locate(key), key);
+    if (!route.status.ok()) {
+      return KeyMigration::kNewOwnerFailed;
+    }
+    if (route.probe) {  // the new owner is ejected: a copy is no probe
+      detail::HealthPolicy::release_probe(core_.health(route.server));
+      return KeyMigration::kNewOwnerFailed;
+    }
+    const std::size_t old = migration.old_owner(key);
+    if (old == route.server) {
+      return KeyMigration::kSameOwner;
+    }
+    detail::MigrationPaths path = paths();
+    const detail::OldRead found = path.read_old(old, key);
+    if (found.kind != detail::OldRead::Kind::kHit) {
+      return found.kind == detail::OldRead::Kind::kMiss ? KeyMigration::kNotOnOldOwner
+                                                        : KeyMigration::kOldOwnerUnavailable;
+    }
+    return path.copy_forward(route.server, old, key, found).result;
+  }
+
   /// migration_stats: the running migration's counters, summed over the
   /// family; all zero with `active` false when none runs.
   [[nodiscard]] auto migration_stats() const -> MigrationStats {
@@ -579,13 +615,13 @@ class ShardedClient {
       return;
     }
     detail::MigrationState::count(c.fallback_hits);
-    const std::optional<std::uint64_t> copy_cas = path.copy_forward(at, old, key, found);
+    const detail::CopyOutcome copy = path.copy_forward(at, old, key, found);
     item.emplace(std::move(found.item));
     // The old owner's cas means nothing on the new one: answer the copy's, or
     // read the new owner's item (a copy, or what a writer stored meanwhile).
     item->cas = 0;
-    if (copy_cas && *copy_cas != 0) {
-      item->cas = *copy_cas;
+    if (copy.result == KeyMigration::kCopied && copy.cas != 0) {
+      item->cas = copy.cas;
       return;
     }
     std::optional<Item> fresh;
@@ -846,9 +882,9 @@ class ShardedClient {
         continue;
       }
       detail::MigrationState::count(c.fallback_hits);
-      const std::optional<std::uint64_t> copy_cas =
+      const detail::CopyOutcome copy =
           path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot);
-      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy_cas.value_or(0)});
+      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy.cas});
     }
   }
 

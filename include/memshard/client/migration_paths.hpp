@@ -59,6 +59,14 @@ struct OldRead {
   std::optional<std::int64_t> ttl;
 };
 
+/// CopyOutcome: what copy_forward() did: a KeyMigration (kCopied,
+/// kAlreadyPresent, kRevoked, kTooShort or kNewOwnerFailed) and, for
+/// kCopied, the copy's cas when the server told it (else 0).
+struct CopyOutcome {
+  KeyMigration result = KeyMigration::kNewOwnerFailed;
+  std::uint64_t cas = 0;
+};
+
 /// to_memcached_return: a meta call's outcome as the libmemcached code that
 /// means the same, so that it counts in the server's health like any other.
 [[nodiscard]] inline auto to_memcached_return(const MetaStatus& status, MetaReplyKind kind) noexcept
@@ -136,25 +144,24 @@ class MigrationPaths {
   /// copy_forward: stores the old owner's `found` item on `fresh` with add,
   /// then validates it: when the old copy changed or vanished meanwhile, the
   /// copy is deleted again (a writer invalidated it); otherwise, by the move
-  /// rule, the old copy is deleted. Answers the copy's cas on the new owner
-  /// when this call stored it and the server told it (0 otherwise).
+  /// rule, the old copy is deleted.
   auto copy_forward(std::size_t fresh, std::size_t old, std::string_view key, const OldRead& found)
-      -> std::optional<std::uint64_t> {
+      -> CopyOutcome {
     MigrationState::Counters& c = counters();
     const std::optional<std::time_t> exptime = copy_exptime(found);
     if (!exptime) {
       MigrationState::count(c.copies_skipped);
-      return std::nullopt;
+      return {KeyMigration::kTooShort, 0};
     }
     std::uint64_t copy_cas = 0;
     const memcached_return_t added = add(fresh, key, found.item, *exptime, copy_cas);
     if (added == MEMCACHED_NOTSTORED) {
       MigrationState::count(c.copies_present);
-      return std::nullopt;
+      return {KeyMigration::kAlreadyPresent, 0};
     }
     if (!memcached_success(added)) {
       MigrationState::count(c.copies_failed);
-      return std::nullopt;
+      return {KeyMigration::kNewOwnerFailed, 0};
     }
     MigrationState::count(c.copies_stored);
     MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
@@ -164,12 +171,12 @@ class MigrationPaths {
     if (again.kind != OldRead::Kind::kHit || again.item.cas != found.item.cas) {
       (void)remove(fresh, key, copy_cas);
       MigrationState::count(c.copies_revoked);
-      return std::nullopt;
+      return {KeyMigration::kRevoked, 0};
     }
     if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
       MigrationState::count(c.old_copies_moved);
     }
-    return copy_cas;
+    return {KeyMigration::kCopied, copy_cas};
   }
 
   /// move: before an operation that needs the key's current value on the new
