@@ -509,7 +509,8 @@ class Run {
     state.counters["before_hit_rate"] = before_hit_rate;
     state.counters["before_db_reads"] = before_db_reads;
     state.counters["errors"] = static_cast<double>(errors);
-    state.counters["hit_us"] = static_cast<double>(hit_ns) * 1e-3 / static_cast<double>(hits);
+    state.counters["hit_us"] =
+        static_cast<double>(hit_ns) * 1e-3 / static_cast<double>(std::max<std::size_t>(hits, 1));
     state.counters["db_read_us"] =
         static_cast<double>(db_ns) * 1e-3 / static_cast<double>(std::max<std::size_t>(db_reads, 1));
     state.counters["servers_before"] = static_cast<double>(from_.servers.size());
@@ -600,6 +601,8 @@ struct Arm {
   void (*run)(Run& run);       ///< before(), the switch, after()
 };
 
+/// kArms: the arms, each run in every scenario (one with a placement of its
+/// own only in the scenarios that keep their profile).
 constexpr std::array<Arm, 2> kArms = {
     Arm{"modulo-direct", "(a) modulo direct switch", kModulo, &rebuild_switch},
     Arm{"direct", "(b) direct switch", "", &direct_switch},
@@ -615,6 +618,8 @@ struct Scenario {
   std::string_view to;
 };
 
+/// kScenarios: 4 -> 5 servers, 5 -> 4 (the last leaves), and two changes of
+/// placement on the same 4 servers.
 constexpr std::array<Scenario, 4> kScenarios = {
     Scenario{"4-to-5", 4, 5, kKetama, kKetama},
     Scenario{"5-to-4", 5, 4, kKetama, kKetama},
