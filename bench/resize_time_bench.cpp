@@ -15,9 +15,9 @@
 // Servers: kServers local memcached processes with a small memory limit
 // (-m, values of kValueSize bytes), so that the cache holds about half of the
 // keys and evictions matter (about 1,500 items per server for 12,500 keys: the
-// proportions of migration.md §7's model, whose 10 s windows are about as many
-// requests as there are keys). Every run restarts them empty on
-// the same ports: every run sees the same ring.
+// proportions of the migration model, a simulation of 100,000 keys and 12,000
+// items per server whose 10 s windows are about as many requests as keys). Every run restarts them
+// empty on the same ports: every run sees the same ring.
 //
 // Timeline of one run, in windows of W requests (not seconds): kFillWindows
 // windows fill the cache to a steady state, kBeforeWindows windows before the
@@ -594,7 +594,8 @@ void direct_switch(Run& run) {
 
 /// Arm: one way of moving to the new configuration.
 struct Arm {
-  std::string_view name;       ///< in the benchmark's name
+  std::string_view name;       ///< in the benchmark's name; the report judges the read-through
+                               ///< targets for "read-through" and "read-through-warmer"
   std::string_view label;      ///< in the report
   std::string_view placement;  ///< the profile on both sides, "" for the scenario's own (an
                                ///< arm with its own runs only where the profile stays)
