@@ -7,6 +7,9 @@ Reads, from a results directory that bench/run.sh filled:
                      MEMSHARD_BENCH_LOADS_OUT), for balance-per-server-load.svg;
   hit_rate.json      the hit-rate benchmark (one row per trial), for
                      hit-rate-after-resize.svg (means over the trials);
+  resize_time.json   the resize-through-time runs, for resize-through-time.svg
+                     (hit rate and database reads per window, one line per arm,
+                     one row of two charts per scenario);
 writes those SVG files there, and charts.txt naming the ones drawn. Needs
 matplotlib (Debian: python3-matplotlib). Exits 1 when no chart was drawn, with
 the reason as the last line of its output.
@@ -22,6 +25,7 @@ import sys
 
 BALANCE_CHART = "balance-per-server-load.svg"
 HIT_RATE_CHART = "hit-rate-after-resize.svg"
+RESIZE_TIME_CHART = "resize-through-time.svg"
 
 # The per-server load chart: which runs, in which style.
 LOAD_SERIES = [  # (placement, points per server or None for any, legend, colour, line style)
@@ -41,6 +45,21 @@ HIT_RATE_SERIES = [  # (placement, legend, colour, marker)
     ("ring-crc32", "ring-crc32 (64 points)", "#ff7f0e", "^"),
     ("ketama-md5-weighted", "ketama-md5-weighted (160 points)", "#1f77b4", "o"),
 ]
+
+RESIZE_TIME_SCENARIOS = [  # (benchmark name, title)
+    ("4-to-5", "4 -> 5 servers"),
+    ("5-to-4", "5 -> 4 servers"),
+    ("modulo-to-ketama", "modulo(4) -> ketama(4)"),
+    ("libmemcached-to-spymemcached", "libmemcached ring -> spymemcached ring"),
+]
+RESIZE_TIME_ARMS = {  # arm -> (colour, marker); other arms get the next colours
+    "modulo-direct": ("#d62728", "s"),
+    "direct": ("#1f77b4", "o"),
+    "read-through": ("#2ca02c", "^"),
+    "read-through-warmer": ("#9467bd", "D"),
+}
+RESIZE_TIME_MIN_HIT = 0.97  # T1 (bench/report/resize_time.py)
+RESIZE_TIME_PEAK_DB = 1.10  # T2
 
 
 def setup():
@@ -166,6 +185,62 @@ def hit_rate_chart(plt, results_dir):
     return None
 
 
+def resize_time_chart(plt, results_dir):
+    """Hit rate and database reads (x the mean before) per window through the resize, one row per scenario."""
+    path = os.path.join(results_dir, "resize_time.json")
+    if not os.path.exists(path):
+        return "resize_time.json missing"
+    with open(path) as handle:
+        doc = json.load(handle)
+    runs = {}  # scenario -> [(arm, label, row)]
+    for r in doc.get("benchmarks", []):
+        parts = r.get("run_name", r["name"]).split("/")
+        if len(parts) < 3 or parts[0] != "BM_ResizeTime" or r.get("error_occurred") or "windows" not in r:
+            continue
+        runs.setdefault(parts[1], []).append((parts[2], r.get("label", parts[2]).split(":")[0], r))
+    scenarios = [(name, title) for name, title in RESIZE_TIME_SCENARIOS if name in runs]
+    if not scenarios:
+        return "no runs in resize_time.json"
+    window = doc.get("context", {}).get("memshard_resize_time_window", "?")
+    fig, axes = plt.subplots(len(scenarios), 2, figsize=(9.6, 2.5 * len(scenarios)), sharex=True,
+                             squeeze=False)
+    spare = iter(["#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"])
+    for (name, title), (hit_ax, db_ax) in zip(scenarios, axes):
+        befores = []
+        for arm, label, r in runs[name]:
+            colour, marker = RESIZE_TIME_ARMS.get(arm) or (next(spare, "#555555"), ".")
+            fill, resize = int(r["fill_windows"]), int(r["resize_window"])
+            shown = range(fill, int(r["windows"]))
+            xs = [w - resize + 1 for w in shown]  # 1: the first window after the resize
+            hit_ax.plot(xs, [100 * r[f"w{w:03d}_hit_rate"] for w in shown], "-", color=colour, marker=marker,
+                        ms=3.5, lw=1.2, label=label)
+            db_ax.plot(xs, [r[f"w{w:03d}_db_reads"] / r["before_db_reads"] for w in shown], "-", color=colour,
+                       marker=marker, ms=3.5, lw=1.2, label=label)
+            befores.append(r["before_hit_rate"])
+        if name != "5-to-4":  # T1 and T2 as drawn hold where no server leaves (the report has the rest)
+            floor = 100 * RESIZE_TIME_MIN_HIT * sum(befores) / len(befores)
+            hit_ax.axhline(floor, color="#555555", ls=":", lw=1.0,
+                           label=f"{RESIZE_TIME_MIN_HIT:g} x before (T1), {RESIZE_TIME_PEAK_DB:.2f} x (T2)")
+            db_ax.axhline(RESIZE_TIME_PEAK_DB, color="#555555", ls=":", lw=1.0)
+        for ax in (hit_ax, db_ax):
+            ax.axvline(0.5, color="black", lw=0.6)
+            ax.grid(True, lw=0.3, alpha=0.5)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        hit_ax.set_ylabel(f"{title}\nhit rate (%)")
+        db_ax.set_ylabel("db reads / window, x before")
+        db_ax.set_ylim(bottom=0)
+        handles, labels = hit_ax.get_legend_handles_labels()
+        db_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    for ax in axes[-1]:
+        ax.set_xlabel(f"window of {window} requests (resize before window 1)")
+    axes[0][0].set_title("Hit rate per window")
+    axes[0][1].set_title("Database reads per window")
+    fig.suptitle("Resize through time: cache-aside over SQLite on real memcached, Zipf(0.9), 2% writes", y=1.0)
+    fig.tight_layout()
+    save(plt, fig, results_dir, RESIZE_TIME_CHART)
+    return None
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -176,7 +251,8 @@ def main():
         print(f"matplotlib is not available to {sys.executable} ({error}): install python3-matplotlib")
         return 1
     drawn, problems = [], []
-    for name, draw in ((BALANCE_CHART, balance_chart), (HIT_RATE_CHART, hit_rate_chart)):
+    for name, draw in ((BALANCE_CHART, balance_chart), (HIT_RATE_CHART, hit_rate_chart),
+                       (RESIZE_TIME_CHART, resize_time_chart)):
         try:
             problem = draw(plt, results_dir)
         except Exception as error:  # one broken chart must not cost the other

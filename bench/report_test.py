@@ -9,6 +9,9 @@ expected files there.
   testdata/summary.expected   the report of that run
   testdata/expected/*.csv     the tables of that run
   testdata/summary_empty.expected  the report of an empty results directory
+  testdata/resize_time/       a small made-up resize_time.json with read-through
+                              arms, so that the targets are judged, and its
+                              report and CSV files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
@@ -24,6 +27,7 @@ import unittest
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(BENCH, "testdata")
+RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 
 
 def run_report(results):
@@ -57,16 +61,23 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(read(os.path.join(target, "summary.txt")), want)
         return target
 
-    def test_saved_run(self):
-        target = self.run_on(os.path.join(TESTDATA, "results"),
-                             os.path.join(TESTDATA, "summary.expected"))
-        expected_dir = os.path.join(TESTDATA, "expected")
+    def check_csv(self, target, expected_dir):
         expected = sorted(name for name in os.listdir(expected_dir) if name.endswith(".csv"))
         written = sorted(name for name in os.listdir(target) if name.endswith(".csv"))
         self.assertEqual(written, expected)
         for name in expected:
             with self.subTest(csv=name):
                 self.assertEqual(read(os.path.join(target, name)), read(os.path.join(expected_dir, name)))
+
+    def test_saved_run(self):
+        target = self.run_on(os.path.join(TESTDATA, "results"),
+                             os.path.join(TESTDATA, "summary.expected"))
+        self.check_csv(target, os.path.join(TESTDATA, "expected"))
+
+    def test_resize_time_targets(self):
+        target = self.run_on(os.path.join(RESIZE_TIME, "results"),
+                             os.path.join(RESIZE_TIME, "summary.expected"))
+        self.check_csv(target, os.path.join(RESIZE_TIME, "expected"))
 
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
@@ -75,16 +86,19 @@ class ReportTest(unittest.TestCase):
 
 def regenerate():
     """Writes the expected files from the report as it is now."""
-    for results, expected in ((os.path.join(TESTDATA, "results"), "summary.expected"),
-                              (None, "summary_empty.expected")):
+    for results, expected, expected_dir in (
+            (os.path.join(TESTDATA, "results"), os.path.join(TESTDATA, "summary.expected"),
+             os.path.join(TESTDATA, "expected")),
+            (None, os.path.join(TESTDATA, "summary_empty.expected"), None),
+            (os.path.join(RESIZE_TIME, "results"), os.path.join(RESIZE_TIME, "summary.expected"),
+             os.path.join(RESIZE_TIME, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:
                 sys.exit(done.stderr)
-            with open(os.path.join(TESTDATA, expected), "w", newline="") as handle:
+            with open(expected, "w", newline="") as handle:
                 handle.write(done.stdout)
-            if results is not None:
-                expected_dir = os.path.join(TESTDATA, "expected")
+            if expected_dir is not None:
                 shutil.rmtree(expected_dir, ignore_errors=True)
                 os.mkdir(expected_dir)
                 for name in sorted(os.listdir(target)):

@@ -14,6 +14,9 @@
 # The client benchmark also starts nutcracker (twemproxy) on 127.0.0.1 in front
 # of those servers, and stops it when it ends; without nutcracker that
 # contender is left out with a note in the report.
+# The resize-through-time runs always start their own 5 local memcached servers
+# (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
+# database (libsqlite3-dev, installed when missing) in the temporary directory.
 #
 # Environment:
 #   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
@@ -33,6 +36,10 @@
 #   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
 #   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
 #   MEMSHARD_BENCH_CLIENT_ROUNDS  interleaved rounds of the client runs (default 500)
+#   MEMSHARD_RESIZE_TIME_SCALE  the resize-through-time runs: keys, server memory
+#                               and window size times this (default 1: about 2
+#                               minutes; 8: the model's 100,000 keys)
+#   MEMSHARD_RESIZE_TIME_THREADS  their client threads (default 3)
 #   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
 #                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
@@ -83,7 +90,7 @@ run() {
   return "$status"
 }
 
-deps=(python3)
+deps=(python3 libsqlite3-dev)
 if [[ $callgrind == 1 ]]; then
   deps+=(valgrind)
 fi
@@ -100,7 +107,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,client,fleet}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -148,6 +155,14 @@ else
 fi
 run "$results_dir/hit_rate.log" "$bench_dir/memshard_hit_rate_bench" \
   --benchmark_out="$results_dir/hit_rate.json" --benchmark_out_format=json || failures+=(hit_rate)
+
+if [[ -x $bench_dir/memshard_resize_time_bench ]]; then
+  log "resize through time (cache-aside over SQLite on 5 local memcached servers)"
+  run "$results_dir/resize_time.log" "$bench_dir/memshard_resize_time_bench" \
+    --benchmark_out="$results_dir/resize_time.json" --benchmark_out_format=json || failures+=(resize_time)
+else
+  log "memshard_resize_time_bench not built (no SQLite3, see $results_dir/configure.log)"
+fi
 
 if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
   log "ShardedClient against libmemcached on MEMSHARD_SERVERS (interleaved)"

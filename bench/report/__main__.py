@@ -3,7 +3,7 @@
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
-hit_rate.json, client.json, fleet.json, and callgrind/*.json + *.callgrind and
+hit_rate.json, resize_time.json, client.json, fleet.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -28,6 +28,7 @@ from .hit_rate import hit_rate_section  # noqa: E402
 from .lookup import callgrind_counts, lookup_section  # noqa: E402
 from .movement import movement_section  # noqa: E402
 from .properties import properties_section  # noqa: E402
+from .resize_time import first_window_rows, resize_time_section  # noqa: E402
 from .targets import targets_section  # noqa: E402
 
 
@@ -52,7 +53,7 @@ def main():
                     "benchmarks are built in Release.")
     rep.say()
     errors = []
-    for name in ("locate", "balance", "resize", "properties", "hit_rate", "client", "fleet"):
+    for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -60,7 +61,10 @@ def main():
     balance_section(rep, load(os.path.join(results_dir, "balance.json")))
     movement_section(rep, load(os.path.join(results_dir, "resize.json")))
     properties_section(rep, load(os.path.join(results_dir, "properties.json")))
-    targets += hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")))
+    resize_time = load(os.path.join(results_dir, "resize_time.json"))
+    targets += hit_rate_section(rep, load(os.path.join(results_dir, "hit_rate.json")),
+                                first_window_rows(resize_time) if resize_time else [])
+    targets += resize_time_section(rep, resize_time)
     targets += client_section(rep, load(os.path.join(results_dir, "client.json")),
                               client_callgrind(results_dir))
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))

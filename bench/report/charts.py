@@ -8,6 +8,7 @@ CHART_NOTES = {
     "balance-per-server-load.svg": "keys per server / mean, servers ranked, modulo vs ketama at several "
                                    "points per server",
     "hit-rate-after-resize.svg": "hit rate after adding servers, measured vs theory, modulo vs rings",
+    "resize-through-time.svg": "hit rate and database reads per window through a resize, one line per arm",
 }
 
 

@@ -54,6 +54,14 @@ class Report:
             for row in csv_rows:
                 writer.writerow(list(row.values()))
 
+    def csv(self, csv_name, csv_rows):
+        """Writes `csv_rows` (raw values, a header from the first) with no table in the text."""
+        with open(os.path.join(self.results_dir, csv_name), "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(list(csv_rows[0].keys()))
+            for row in csv_rows:
+                writer.writerow(list(row.values()))
+
     def text(self):
         return "\n".join(self.lines) + "\n"
 

@@ -24,8 +24,17 @@ def pp(x, digits=2):
     return f"{100 * x:.{digits}f} pp"
 
 
-def hit_rate_section(rep, doc):
-    """The hit-rate table (mean over trials); returns [(target, met)] and writes hit_rate_targets.csv."""
+def live_what(before, after):
+    if after > before:
+        return f"{before} -> {after} (+{after - before})"
+    if after < before:
+        return f"{before} -> {after} (last gone)"
+    return f"{before} -> {after} (new placement)"
+
+
+def hit_rate_section(rep, doc, live=()):
+    """The hit-rate table (mean over trials), with a row per arm of the resize-through-time runs in
+    `live` (resize_time.first_window_rows); returns [(target, met)] and writes hit_rate_targets.csv."""
     rows = rows_of(doc)
     if doc is None:
         rep.say("Hit rate on real memcached: no results (hit_rate.json missing)")
@@ -95,6 +104,17 @@ def hit_rate_section(rep, doc):
                                "trials": len(ok), "mean hit rate": mean, "theory": theory,
                                "mean - theory": mean - theory, "standard error": se if se is not None else "",
                                "goal (pp)": TARGET_HIT_RATE_PP, "met": met})
+    for row in live:
+        what = live_what(row["servers before"], row["servers after"])
+        profiles = [KETAMA if p == "libmemcached-ketama-weighted" else p for p in row["profiles"].split(" -> ")]
+        placement = profiles[0] if len(set(profiles)) == 1 else " -> ".join(profiles)
+        text_rows.append([f"{placement}, live {row['label'].split(' ')[0]}", what, "1 run", pct(row["hit rate"]),
+                          "-", "-", "-", "-", "-", pct(row["before"], 1), "-"])
+        csv_rows.append({"placement": row["profiles"], "resize": f"live {row['scenario']} {row['arm']}",
+                         "servers before": row["servers before"], "servers after": row["servers after"],
+                         "trial": "first window", "hit rate": row["hit rate"], "predicted": "", "theory": "",
+                         "baseline": row["before"], "wrong values": "", "trials": 1, "hit rate min": "",
+                         "hit rate max": "", "standard error": "", "servers": ""})
     source = context.get("memshard_server_source", "?")
     version = context.get("memshard_memcached_version", "")
     keys = context.get("memshard_keys", "?")
@@ -121,6 +141,10 @@ def hit_rate_section(rep, doc):
               "stored (must be 100%); wrong: values read back that were not the key's, over all trials.",
               "A ring's hit rate varies from ring to ring (it is the share of the hash space the servers "
               "keep); modulo does not depend on the servers' names, so its spread is only the key sample."]
+    if live:
+        notes.append(f"live (a), (b), ...: the arms of the resize-through-time runs (below): the hit rate of the first "
+                     f"window ({live[0]['requests']} requests) after the resize under a cache-aside workload, "
+                     "where evictions, writes and refills go on; before resize: the mean of the windows before.")
     for (op, label, _), group in sorted(groups.items(), key=sort_key):
         for trial, message in group["errors"]:
             notes.append(f"not counted: {label} {op} trial {trial}: error: {message}")
