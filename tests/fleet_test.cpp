@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -109,6 +110,66 @@ TEST(FleetTest, ReadersOnOtherThreadsAlwaysSeeAConsistentSnapshot) {
   }
   EXPECT_EQ(mismatches.load(), 0U);
   EXPECT_EQ(fleet->current()->members.size(), 4U);
+}
+
+TEST(FleetTest, AMigrationPlacesOnTheNewListAndKeepsTheOldOverOneMemberList) {
+  auto fleet = fleet_of("a:1,b:2,c:3");
+  const auto before = fleet->current();
+  auto servers = memshard::parse_servers("b:2,c:3,d:4");
+  fleet->begin_migration(servers, fleet->build(servers), memshard::MigrationOptions{});
+  const auto during = fleet->current();
+  ASSERT_TRUE(during->migration);
+  EXPECT_EQ(during->placed, 3U);
+  ASSERT_EQ(during->members.size(), 4U);  // b, c, d, then the retiring a
+  EXPECT_EQ(during->members.servers[3].host, "a");
+  EXPECT_EQ(during->servers().size(), 3U);
+  EXPECT_EQ(during->servers()[2].host, "d");
+  // Old indexes (a, b, c) map to members by host and port.
+  EXPECT_EQ(during->migration->member_of, (std::vector<std::size_t>{3, 0, 1}));
+  EXPECT_EQ(during->members.health[0].get(), before->members.health[1].get());
+  EXPECT_EQ(during->migration->servers.size(), 3U);
+  for (const char* key : {"k1", "k2", "k3", "k4", "k5"}) {
+    const std::size_t old = before->locator->locate(key);
+    EXPECT_EQ(during->members.servers[during->migration->old_owner(key)].port,
+              before->members.servers[old].port);
+  }
+  // One migration at a time, and no reconfigure during one.
+  EXPECT_THROW(fleet->begin_migration(servers, fleet->build(servers), {}), memshard::ConfigError);
+  EXPECT_THROW(fleet->publish(servers, fleet->build(servers)), memshard::ConfigError);
+  EXPECT_EQ(fleet->current(), during);
+  // Commit keeps the new list; the retiring server is gone.
+  EXPECT_TRUE(fleet->end_migration(true));
+  const auto after = fleet->current();
+  EXPECT_FALSE(after->migration);
+  EXPECT_EQ(after->members.size(), 3U);
+  EXPECT_EQ(after->placed, 3U);
+  EXPECT_EQ(after->locator, during->locator);
+  EXPECT_FALSE(fleet->end_migration(true));
+}
+
+TEST(FleetTest, AbortingAMigrationGoesBackToTheOldPlacement) {
+  auto fleet = fleet_of("a:1,b:2");
+  const auto before = fleet->current();
+  auto servers = memshard::parse_servers("c:3");
+  fleet->begin_migration(servers, fleet->build(servers), {});
+  EXPECT_EQ(fleet->current()->members.size(), 3U);
+  EXPECT_TRUE(fleet->end_migration(false));
+  const auto back = fleet->current();
+  EXPECT_EQ(back->locator, before->locator);
+  EXPECT_EQ(back->members.size(), 2U);
+  EXPECT_EQ(back->members.servers[1].host, "b");
+  EXPECT_EQ(back->members.health[0].get(), before->members.health[0].get());
+  EXPECT_GT(back->generation, before->generation + 1);
+}
+
+TEST(FleetTest, InvalidMigrationOptionsThrowAndChangeNothing) {
+  auto fleet = fleet_of("a:1,b:2");
+  const auto before = fleet->current();
+  auto servers = memshard::parse_servers("c:3");
+  memshard::MigrationOptions bad;
+  bad.copy_ttl_cap = std::chrono::seconds{0};
+  EXPECT_THROW(fleet->begin_migration(servers, fleet->build(servers), bad), memshard::ConfigError);
+  EXPECT_EQ(fleet->current(), before);
 }
 
 }  // namespace

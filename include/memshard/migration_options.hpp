@@ -59,6 +59,10 @@ struct MigrationOptions {
   /// half of the client's connect_timeout + io_timeout. A fallback that runs
   /// out is a miss, never an error.
   std::chrono::milliseconds fallback_timeout{0};
+  /// lease_ttl: kStrict: how long a lease's placeholder lives when its
+  /// holder never fills it (a crashed reader); others read the old owner
+  /// meanwhile.
+  std::chrono::seconds lease_ttl{3};
 };
 
 /// validate_migration_options: throws ConfigError for options that cannot
@@ -75,6 +79,10 @@ inline void validate_migration_options(const MigrationOptions& options) {
   if (options.min_copy_ttl.count() < 0) {
     detail::throw_config_error("min_copy_ttl must not be negative",
                                std::to_string(options.min_copy_ttl.count()) + " s");
+  }
+  if (options.lease_ttl.count() <= 0 || options.lease_ttl.count() > 60LL * 60 * 24 * 30) {
+    detail::throw_config_error("lease_ttl must be positive and at most 30 days",
+                               std::to_string(options.lease_ttl.count()) + " s");
   }
   if (options.fallback_timeout.count() < 0) {
     detail::throw_config_error("fallback_timeout must not be negative",

@@ -151,6 +151,13 @@ class ShardedClient {
 
   /// get: the item, an empty optional for a miss, or the failure.
   auto get(std::string_view key) -> Result<std::optional<Item>> {
+    refresh();
+    if (snapshot_->migration &&
+        snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
+      if (auto leased = strict_get(key)) {
+        return std::move(*leased);
+      }
+    }
     std::optional<Item> item;
     Status status = run("get", key, {}, [&](std::size_t server) {
       detail::MemcachedHandle& connection = core_.pool().handle(server);
@@ -573,9 +580,6 @@ class ShardedClient {
 
   void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
                        const MigrationOptions& options) {
-    if (options.consistency == MigrationConsistency::kStrict) {
-      detail::throw_config_error("MigrationConsistency::kStrict is not available yet", "use kFast");
-    }
     fleet_->begin_migration(std::move(servers), std::move(locator), options);
     refresh();
   }
@@ -640,6 +644,34 @@ class ShardedClient {
     if (again.ok() && fresh) {
       item = std::move(fresh);
     }
+  }
+
+  // get of a moved key under kStrict (MigrationPaths::strict_read); nothing
+  // when the key did not move or its new owner has no meta commands.
+  auto strict_get(std::string_view key) -> std::optional<Result<std::optional<Item>>> {
+    if (!is_valid_key(key)) {
+      return std::nullopt;
+    }
+    core_.forget_avoid();
+    detail::Route route = route_from(locator_->locate(key), key);
+    if (route.probe) {  // probes go the ordinary way
+      detail::HealthPolicy::release_probe(core_.health(route.server));
+      return std::nullopt;
+    }
+    if (!route.status.ok() || snapshot_->migration->old_owner(key) == route.server) {
+      return std::nullopt;
+    }
+    detail::MigrationPaths::StrictRead read =
+        paths().strict_read(route.server, snapshot_->migration->old_owner(key), key);
+    if (!read.by_meta) {
+      return std::nullopt;
+    }
+    if (!read.status.ok()) {
+      return Result<std::optional<Item>>(std::move(read.status));
+    }
+    detail::ServerHealth& health = core_.health(route.server);
+    (read.item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
+    return Result<std::optional<Item>>(std::move(read.item), std::move(read.status));
   }
 
   // What a write does to a moved key's old copy in a migration window.
@@ -797,8 +829,15 @@ class ShardedClient {
     const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
     const MigrationPlacement<L>& migration = *pinned->migration;
     detail::MigrationState::Counters& c = migration.state->counters();
+    const bool strict = migration.options.consistency == MigrationConsistency::kStrict;
     seen_.assign(keys.size(), 0);
     auto hit = [&](std::size_t index, const ItemView& item) {
+      // kStrict: an empty value without flags may be a lease's placeholder,
+      // which only the meta protocol tells apart: read it again below.
+      if (strict && item.value.empty() && item.flags == 0 &&
+          migration.old_owner(keys[index]) != plan_.server_of[index]) {
+        return;
+      }
       seen_[index] = 1;
       detail::MigrationState::count(c.new_hits);
       on_hit(index, item);
@@ -830,6 +869,10 @@ class ShardedClient {
       return;
     }
     detail::MigrationPaths path = paths();
+    if (strict) {
+      strict_round(path, migration, on_hit, on_failure);
+      return;
+    }
     plan.reset(moved_keys_.size(), pinned->members.size());
     for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
       const std::size_t old = migration.old_owner(moved_keys_[j]);
@@ -885,6 +928,34 @@ class ShardedClient {
       const detail::CopyOutcome copy =
           path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot);
       on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy.cas});
+    }
+  }
+
+  // The moved keys of a kStrict multi-get that missed, one strict read each
+  // (a lease cannot be taken by a text multi-get); new owners without meta
+  // commands are read the kFast way.
+  template <class OnHit, class OnFailure>
+  void strict_round(detail::MigrationPaths& path, const MigrationPlacement<L>& migration,
+                    OnHit& on_hit, OnFailure& on_failure) {
+    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
+      const std::string_view key = moved_keys_[j];
+      const std::size_t old = migration.old_owner(key);
+      detail::MigrationPaths::StrictRead read = path.strict_read(moved_to_[j], old, key);
+      if (!read.by_meta) {
+        detail::OldRead found = path.read_old(old, key);
+        if (found.kind != detail::OldRead::Kind::kHit) {
+          continue;
+        }
+        const detail::CopyOutcome copy = path.copy_forward(moved_to_[j], old, key, found);
+        read.item = std::move(found.item);
+        read.item->cas = copy.cas;
+      } else if (!read.status.ok()) {
+        on_failure(moved_index_[j], read.status);
+        continue;
+      }
+      if (read.item) {
+        on_hit(moved_index_[j], ItemView{read.item->value, read.item->flags, read.item->cas});
+      }
     }
   }
 

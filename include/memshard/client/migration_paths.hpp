@@ -216,6 +216,96 @@ class MigrationPaths {
     }
   }
 
+  /// StrictRead: what strict_read() found: the item, or a failure of the new
+  /// owner; `by_meta` false when the new owner has no meta commands (then
+  /// nothing was decided: the caller reads the kFast way).
+  struct StrictRead {
+    Status status;
+    std::optional<Item> item;
+    bool by_meta = true;
+  };
+
+  /// strict_read: a read of a moved key under MigrationConsistency::kStrict.
+  /// `mg <key> N<lease> v f t c` on the new owner `fresh`: a value is the
+  /// answer; a lease this call won (W) reads the old owner and fills the
+  /// lease with `ms <key> C<lease cas>` (a writer who deleted or set the key
+  /// meanwhile removed the lease, so the fill fails: no stale copy), or gives
+  /// it back when the old owner has nothing; a lease another reader holds (Z)
+  /// reads the old owner without copying.
+  auto strict_read(std::size_t fresh, std::size_t old, std::string_view key) -> StrictRead {
+    MigrationState::Counters& c = counters();
+    StrictRead out;
+    Fetched own = fetch_full(fresh, key, io_deadline(), lease_seconds());
+    if (!own.by_meta && own.read.kind != OldRead::Kind::kSkipped) {
+      out.by_meta = false;
+      return out;
+    }
+    if (own.read.kind == OldRead::Kind::kSkipped) {
+      out.status = std::move(own.status);
+      return out;
+    }
+    out.status = Status(Errc::kOk, MEMCACHED_SUCCESS, fresh);
+    const bool won = own.reply.won;
+    if (own.read.kind == OldRead::Kind::kHit && !won && !own.reply.win_sent) {
+      MigrationState::count(c.new_hits);  // a real value
+      out.item = std::move(own.read.item);
+      return out;
+    }
+    if (!won) {  // another reader holds the lease: read, never copy
+      MigrationState::count(c.leases_busy);
+      const OldRead found = read_old(old, key);
+      count_fallback(found);
+      if (found.kind == OldRead::Kind::kHit) {
+        out.item = found.item;
+        out.item->cas = 0;
+      }
+      return out;
+    }
+    const std::uint64_t lease_cas = own.reply.cas.value_or(0);
+    const OldRead found = read_old(old, key);
+    count_fallback(found);
+    const std::optional<std::time_t> exptime =
+        found.kind == OldRead::Kind::kHit ? copy_exptime(found) : std::nullopt;
+    if (!exptime) {
+      if (found.kind == OldRead::Kind::kHit) {
+        MigrationState::count(c.copies_skipped);
+      }
+      (void)remove(fresh, key, lease_cas);  // give the lease back
+      if (found.kind == OldRead::Kind::kHit) {
+        out.item = found.item;
+        out.item->cas = 0;
+      }
+      return out;
+    }
+    MigrationState::count(c.leases_won);
+    out.item = found.item;
+    out.item->cas = 0;
+    Answer filled = request(
+        fresh, "set", io_deadline(),
+        [&](MetaConnection& link, MetaDeadline until) {
+          return link.set(key, found.item.value,
+                          MetaSetFlags{.ttl = static_cast<std::int32_t>(*exptime),
+                                       .client_flags = found.item.flags,
+                                       .cas = lease_cas,
+                                       .return_cas = true},
+                          until);
+        },
+        [](memcached_st*) { return MEMCACHED_NOT_SUPPORTED; });
+    if (filled.rc == MEMCACHED_SUCCESS) {
+      MigrationState::count(c.copies_stored);
+      MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
+      out.item->cas = filled.reply.cas.value_or(0);
+      if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
+        MigrationState::count(c.old_copies_moved);
+      }
+    } else if (filled.rc == MEMCACHED_DATA_EXISTS || filled.rc == MEMCACHED_NOTFOUND) {
+      MigrationState::count(c.copies_revoked);  // a writer took the lease away
+    } else {
+      MigrationState::count(c.copies_failed);
+    }
+    return out;
+  }
+
   /// remove: deletes `key` on member `s` (only while its cas is `cas`, when
   /// not 0 and the server has meta commands): MEMCACHED_SUCCESS,
   /// MEMCACHED_NOTFOUND, MEMCACHED_DATA_EXISTS (another value), or a failure.
@@ -232,38 +322,58 @@ class MigrationPaths {
                [&](memcached_st* memc) {
                  return memcached_delete(memc, key.data(), key.size(), 0);
                })
-        .first;
+        .rc;
   }
 
  private:
   using Deadline = std::int64_t;  // steady clock ns
+
+  void count_fallback(const OldRead& found) noexcept {
+    MigrationState::Counters& c = counters();
+    MigrationState::count(found.kind == OldRead::Kind::kHit    ? c.fallback_hits
+                          : found.kind == OldRead::Kind::kMiss ? c.fallback_misses
+                                                               : c.fallback_skipped);
+  }
+
+  [[nodiscard]] auto lease_seconds() const noexcept -> std::int32_t {
+    return static_cast<std::int32_t>(options_->lease_ttl.count());
+  }
 
   [[nodiscard]] auto io_deadline() const noexcept -> Deadline {
     const auto timeout = core_->options().connect_timeout + core_->options().io_timeout;
     return steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   }
 
+  // The answer to one request: libmemcached's code for it (a meta reply
+  // mapped), the meta reply, and the Status finish() made of it.
+  struct Answer {
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    MetaReply reply;
+    Status status;
+  };
+
   // One request to member `s` through its health: over the meta protocol
   // when it has it (`by_meta`), else through libmemcached (`by_handle`), both
-  // bounded by `deadline`. Answers the code and, for meta, the reply.
+  // bounded by `deadline`.
   template <class ByMeta, class ByHandle>
   auto request(std::size_t s, std::string_view operation, Deadline deadline, ByMeta&& by_meta,
-               ByHandle&& by_handle) -> std::pair<memcached_return_t, MetaReply> {
+               ByHandle&& by_handle) -> Answer {
     Route route = core_->route(s, false, [s](auto) { return s; });
     if (!route.status.ok()) {
-      return {MEMCACHED_SERVER_TEMPORARILY_DISABLED, MetaReply{}};
+      return {MEMCACHED_SERVER_TEMPORARILY_DISABLED, MetaReply{}, std::move(route.status)};
     }
     if (meta_->supports_meta(s)) {
       const MetaDeadline until{std::chrono::nanoseconds(deadline)};
       MetaStatus connected;
       MetaConnection& link = meta_->connection(s, until, connected);
       MetaOutcome outcome = connected.ok() ? by_meta(link, until) : MetaOutcome{connected, {}};
-      if (outcome.ok() && outcome.reply.kind == MetaReplyKind::kError) {
+      if ((outcome.ok() && outcome.reply.kind == MetaReplyKind::kError) ||
+          outcome.status.code == MetaErrc::kNoMetaSupport) {
         meta_->mark_no_meta(s);  // memcached before 1.6: libmemcached from now on
       } else {
         const memcached_return_t rc = to_memcached_return(outcome.status, outcome.reply.kind);
-        (void)core_->finish(route, rc, operation, outcome.status.message, false);
-        return {rc, std::move(outcome.reply)};
+        Status status = core_->finish(route, rc, operation, outcome.status.message, false);
+        return {rc, std::move(outcome.reply), std::move(status)};
       }
     }
     memcached_st* memc = core_->pool().handle(s).native_handle();
@@ -272,22 +382,33 @@ class MigrationPaths {
     if (core_->pool().has_handle(s)) {
       core_->pool().restore_wait(memc);
     }
-    (void)core_->finish(route, rc, operation);
-    return {rc, MetaReply{}};
+    Status status = core_->finish(route, rc, operation);
+    return {rc, MetaReply{}, std::move(status)};
   }
 
-  // Reads `key` on `s`: value, flags, cas, and the TTL where meta tells it.
-  auto fetch(std::size_t s, std::string_view key, Deadline deadline) -> OldRead {
-    OldRead out;
+  // What fetch_full() read: the item (OldRead), the meta reply's flags
+  // (lease W, Z), the Status of the request and whether it went by meta.
+  struct Fetched {
+    OldRead read;
+    MetaReply reply;
+    Status status;
+    bool by_meta = false;
+  };
+
+  // Reads `key` on `s`: value, flags, cas, and the TTL where meta tells it;
+  // `lease`: vivify a missing key for that many seconds (meta only).
+  auto fetch_full(std::size_t s, std::string_view key, Deadline deadline,
+                  std::optional<std::int32_t> lease = std::nullopt) -> Fetched {
+    Fetched out;
     bool found = false;
-    auto [rc, reply] = request(
+    bool by_handle = false;
+    MetaGetFlags flags{.value = true, .ttl = true, .client_flags = true, .cas = true};
+    flags.vivify_ttl = lease;
+    Answer answer = request(
         s, "get", deadline,
-        [&](MetaConnection& link, MetaDeadline until) {
-          return link.get(
-              key, MetaGetFlags{.value = true, .ttl = true, .client_flags = true, .cas = true},
-              until);
-        },
+        [&](MetaConnection& link, MetaDeadline until) { return link.get(key, flags, until); },
         [&](memcached_st* memc) {
+          by_handle = true;
           const char* keys[] = {key.data()};
           const std::size_t lengths[] = {key.size()};
           memcached_return_t code = memcached_mget(memc, keys, lengths, 1);
@@ -295,35 +416,42 @@ class MigrationPaths {
             code = ConnectionPool::fetch_all(
                 core_->pool().handle(s), [&](std::string_view, const memcached_result_st& result) {
                   found = true;
-                  out.item.value.assign(memcached_result_value(&result),
-                                        memcached_result_length(&result));
-                  out.item.flags = memcached_result_flags(&result);
-                  out.item.cas = memcached_result_cas(&result);
+                  out.read.item.value.assign(memcached_result_value(&result),
+                                             memcached_result_length(&result));
+                  out.read.item.flags = memcached_result_flags(&result);
+                  out.read.item.cas = memcached_result_cas(&result);
                 });
           }
           return code == MEMCACHED_SUCCESS && !found ? MEMCACHED_NOTFOUND : code;
         });
-    if (rc == MEMCACHED_NOTFOUND) {
-      out.kind = OldRead::Kind::kMiss;
-    } else if (rc != MEMCACHED_SUCCESS) {
-      out.kind = OldRead::Kind::kSkipped;
+    out.by_meta = !by_handle && answer.rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED;
+    out.status = std::move(answer.status);
+    if (answer.rc == MEMCACHED_NOTFOUND) {
+      out.read.kind = OldRead::Kind::kMiss;
+    } else if (answer.rc != MEMCACHED_SUCCESS) {
+      out.read.kind = OldRead::Kind::kSkipped;
     } else {
-      out.kind = OldRead::Kind::kHit;
-      if (reply.kind == MetaReplyKind::kValue) {
-        out.item.value = std::move(reply.value);
-        out.item.flags = reply.client_flags.value_or(0);
-        out.item.cas = reply.cas.value_or(0);
-        out.ttl = reply.ttl;
+      out.read.kind = OldRead::Kind::kHit;
+      if (answer.reply.kind == MetaReplyKind::kValue) {
+        out.read.item.value = std::move(answer.reply.value);
+        out.read.item.flags = answer.reply.client_flags.value_or(0);
+        out.read.item.cas = answer.reply.cas.value_or(0);
+        out.read.ttl = answer.reply.ttl;
       }
     }
+    out.reply = std::move(answer.reply);
     return out;
+  }
+
+  auto fetch(std::size_t s, std::string_view key, Deadline deadline) -> OldRead {
+    return std::move(fetch_full(s, key, deadline).read);
   }
 
   // add of a copy on `s`; MEMCACHED_NOTSTORED when the key is there already.
   // `cas` gets the copy's cas where meta tells it.
   auto add(std::size_t s, std::string_view key, const Item& item, std::time_t exptime,
            std::uint64_t& cas) -> memcached_return_t {
-    auto [rc, reply] = request(
+    auto [rc, reply, status] = request(
         s, "add", io_deadline(),
         [&](MetaConnection& link, MetaDeadline until) {
           return link.set(key, item.value,
