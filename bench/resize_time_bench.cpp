@@ -592,6 +592,15 @@ void direct_switch(Run& run) {
   run.after();
 }
 
+// (c): begin_migration(servers, locator): the new placement, reading moved
+// keys through from their old owners until the last window; then commit.
+void read_through(Run& run) {
+  run.before();
+  run.client().begin_migration(run.to().servers, run.to().locator);
+  run.after();
+  (void)run.client().commit_migration();
+}
+
 /// Arm: one way of moving to the new configuration.
 struct Arm {
   std::string_view name;       ///< in the benchmark's name; the report judges the read-through
@@ -604,9 +613,10 @@ struct Arm {
 
 /// kArms: the arms, each run in every scenario (one with a placement of its
 /// own only in the scenarios that keep their profile).
-constexpr std::array<Arm, 2> kArms = {
+constexpr std::array<Arm, 3> kArms = {
     Arm{"modulo-direct", "(a) modulo direct switch", kModulo, &rebuild_switch},
     Arm{"direct", "(b) direct switch", "", &direct_switch},
+    Arm{"read-through", "(c) read-through", "", &read_through},
 };
 
 /// Scenario: the servers (the first `before`, then the first `after`, of
