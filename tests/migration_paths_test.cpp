@@ -507,6 +507,38 @@ TEST_F(MigrationTest, ADeadOldOwnerIsAMissWithinTheFallbackTimeout) {
   EXPECT_EQ(client.migration_stats().fallback_skipped, keys.moved.size());
 }
 
+TEST_F(MigrationTest, ADeadNewOwnerFollowsTheClientsFailurePolicy) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  const Split keys = split(before, after, 300);
+  ASSERT_FALSE(keys.moved.empty());
+  Client fail_fast(before, options());
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(fail_fast.set(key, "v"));
+  }
+  fail_fast.begin_migration(after);
+  server(4).stop();  // every key of 4 -> 5 moves to the new server
+  auto got = fail_fast.get(keys.moved.front());
+  EXPECT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), Errc::kConnectionFailure) << got.status();
+  EXPECT_EQ(fail_fast.migration_stats().fallback_hits, 0U);
+  // kFailover: once the new owner is ejected, its keys go to the next live
+  // server of the new ring, which for a ring that only grew is the old
+  // owner: every key is a hit there, with no fallback at all.
+  ClientOptions failover = options();
+  failover.failure_policy = memshard::FailurePolicy::kFailover;
+  failover.failure_limit = 1;
+  Client client(before, failover);
+  client.begin_migration(after);
+  (void)client.get(keys.moved.front());  // ejects the new server
+  for (const auto& key : keys.moved) {
+    auto hit = client.get(key);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_TRUE(hit.value().has_value()) << key;
+  }
+  EXPECT_EQ(client.migration_stats().fallback_hits, 0U);
+}
+
 TEST_F(MigrationTest, AStoppedOldOwnerThatLostAnInvalidationIsNeverReadAgain) {
   const auto before = list(0, 5);
   const auto after = list(0, 4);
