@@ -576,6 +576,9 @@ TEST_F(MigrationTest, AnyPlacementToAnyOtherModuloToKetama) {
     ASSERT_TRUE(hit.value().has_value()) << keys[static_cast<std::size_t>(i)];
     EXPECT_EQ(hit.value()->value, "v" + std::to_string(i));
   }
+  // A concrete locator converts to the client's AnyLocator.
+  EXPECT_THROW(client.begin_migration(servers, memshard::KetamaLocator<memshard::Md5>(servers)),
+               ConfigError);  // a migration already runs
   const auto stats = client.migration_stats();
   EXPECT_GT(stats.fallback_hits, 100U);  // most keys move
   EXPECT_EQ(stats.fallback_hits + stats.new_hits, 200U);

@@ -414,6 +414,14 @@ class ShardedClient {
     begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
   }
 
+  /// begin_migration: the same with a locator of another type that L can
+  /// hold (a KetamaLocator for a client over AnyLocator, say).
+  template <Locator Other>
+  requires(!std::same_as<Other, L> && std::constructible_from<L, Other>) void begin_migration(
+      std::vector<Server> servers, Other locator, MigrationOptions options = {}) {
+    begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
+  }
+
   /// commit_migration: ends the window, dropping the old placement; retiring
   /// servers lose their connections and can go. Answers whether a migration
   /// was running.
