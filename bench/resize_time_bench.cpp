@@ -54,6 +54,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -64,6 +65,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "memshard/client/meta_connection.hpp"
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 
@@ -450,6 +452,10 @@ class Run {
   [[nodiscard]] auto client() noexcept -> Client& { return client_; }
   /// to: the configuration to move to.
   [[nodiscard]] auto to() const noexcept -> const Placement& { return to_; }
+  /// from: the configuration the run starts with.
+  [[nodiscard]] auto from() const noexcept -> const Placement& { return from_; }
+  /// note: one more counter for the report (an arm's own figures).
+  void note(const std::string& name, double value) { notes_[name] = value; }
 
   /// before: the windows before the resize.
   void before() { windows(kBeforeWindows); }
@@ -527,6 +533,9 @@ class Run {
     state.counters["moved"] =
         static_cast<double>(moved) / static_cast<double>(workload_.keys.size());
     state.counters["moved_requests"] = moved_requests;
+    for (const auto& [name, value] : notes_) {
+      state.counters[name] = value;
+    }
   }
 
  private:
@@ -573,6 +582,7 @@ class Run {
   std::vector<std::int64_t> starts_;
   std::vector<std::int64_t> ends_;
   std::size_t done_ = 0;
+  std::map<std::string, double> notes_;
 };
 
 // ---- arms -------------------------------------------------------------------
@@ -592,12 +602,80 @@ void direct_switch(Run& run) {
   run.after();
 }
 
+// The remaining TTL of `key` on `server` (meta mg t), -2 when absent.
+auto remaining_ttl(const Server& server, std::string_view key) -> std::int64_t {
+  memshard::detail::MetaConnection link;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{2};
+  if (!link.connect(server.host, server.port, deadline).ok()) {
+    return -2;
+  }
+  const auto got = link.get(key, {.ttl = true}, deadline);
+  return got.ok() && got.reply.ttl ? *got.reply.ttl : -2;
+}
+
+// TTL probes: kTtlProbes keys that move, stored before the resize with
+// 600 s to live; once the migration begins, each one's TTL on its old owner
+// is read, then the key through the client (which copies it), then the
+// copy's TTL on the new owner: the largest difference is reported
+// (ttl_error_max_s; the target is 1 s).
+constexpr std::size_t kTtlProbes = 50;
+
+auto ttl_probe_keys(const Run& run) -> std::vector<std::string> {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; keys.size() < kTtlProbes; ++i) {
+    std::string key = "ttl-probe:" + std::to_string(i);
+    if (run.from().endpoint_for(key) != run.to().endpoint_for(key)) {
+      keys.push_back(std::move(key));
+    }
+  }
+  return keys;
+}
+
+void probe_ttls(Run& run, const std::vector<std::string>& keys) {
+  double worst = 0;
+  std::size_t probed = 0;
+  for (const std::string& key : keys) {
+    const auto old_index = run.from().locator->locate(key);
+    const std::int64_t before = remaining_ttl(run.from().servers[old_index], key);
+    const auto hit = run.client().get(key);
+    if (before < 0 || !hit.ok() || !hit.value()) {
+      continue;  // evicted meanwhile
+    }
+    const std::int64_t copy = remaining_ttl(run.client().server_for(key), key);
+    if (copy < 0) {
+      continue;
+    }
+    worst = std::max(worst, std::abs(static_cast<double>(copy - before)));
+    ++probed;
+  }
+  run.note("ttl_probes", static_cast<double>(probed));
+  run.note("ttl_error_max_s", worst);
+}
+
+// The migration's counters, for the report.
+void note_migration(Run& run) {
+  const memshard::MigrationStats stats = run.client().migration_stats();
+  run.note("migration_fallback_hits", static_cast<double>(stats.fallback_hits));
+  run.note("migration_fallback_misses", static_cast<double>(stats.fallback_misses));
+  run.note("migration_copies_stored", static_cast<double>(stats.copies_stored));
+  run.note("migration_copies_present", static_cast<double>(stats.copies_present));
+  run.note("migration_copies_revoked", static_cast<double>(stats.copies_revoked));
+  run.note("migration_invalidations", static_cast<double>(stats.invalidations));
+  run.note("migration_old_copies_moved", static_cast<double>(stats.old_copies_moved));
+}
+
 // (c): begin_migration(servers, locator): the new placement, reading moved
 // keys through from their old owners until the last window; then commit.
 void read_through(Run& run) {
+  const std::vector<std::string> probes = ttl_probe_keys(run);
   run.before();
+  for (const std::string& key : probes) {
+    (void)run.client().set(key, "probe", memshard::Expiry::after(std::chrono::seconds{600}));
+  }
   run.client().begin_migration(run.to().servers, run.to().locator);
+  probe_ttls(run, probes);
   run.after();
+  note_migration(run);
   (void)run.client().commit_migration();
 }
 

@@ -10,6 +10,7 @@ from .common import pct, rows_of, verdict
 TARGET_MIN_HIT = 0.97  # T1: no window after the resize below 0.97 x the hit rate before
 TARGET_SHRINK_PP = 1.0  # T1 when servers leave: no window below the new steady state - 1 pp
 TARGET_PEAK_DB = 1.10  # T2: peak database reads in a window after the resize <= 1.10 x before (not when shrinking)
+TARGET_TTL_ERROR_S = 1.0  # copied TTLs within 1 s of the source's (ttl_error_max_s, from the TTL probes)
 
 STEADY_PP = 1.0  # a window is steady when its hit rate is within 1 pp of the final level
 STEADY_TAIL = 3  # the final level: the mean hit rate of the last 3 windows
@@ -123,23 +124,34 @@ def first_window_rows(doc):
 
 
 def goals(scenario):
-    """[(target, goal)] for a scenario: T1 and T2."""
+    """[(target, goal)] for a scenario: T1, T2 and the copied TTLs."""
+    ttl = ("copied TTL", f"within {TARGET_TTL_ERROR_S:g} s of the source")
     if scenario == "5-to-4":
         return [("T1 lowest window", f">= new steady - {TARGET_SHRINK_PP:g} pp"),
-                ("T2 peak db reads", "(not when shrinking)")]
+                ("T2 peak db reads", "(not when shrinking)"), ttl]
     return [("T1 lowest window", f">= {TARGET_MIN_HIT:.2f}x before"),
-            ("T2 peak db reads", f"<= {TARGET_PEAK_DB:.2f}x before")]
+            ("T2 peak db reads", f"<= {TARGET_PEAK_DB:.2f}x before"), ttl]
 
 
-def judge(scenario, s):
-    """[(measured, met)] for T1 and T2 of one run; met is None where the target does not apply."""
+def judge_ttl(r):
+    """(measured, met) of the copied-TTL target; met is None without TTL probes."""
+    if "ttl_error_max_s" not in r or not r.get("ttl_probes"):
+        return ("no probes", None)
+    error = float(r["ttl_error_max_s"])
+    return (f"{error:.0f} s max ({int(r['ttl_probes'])} keys)", error <= TARGET_TTL_ERROR_S)
+
+
+def judge(scenario, s, r=None):
+    """[(measured, met)] for T1, T2 and the copied TTLs of one run; met is None where a target does
+    not apply."""
+    ttl = judge_ttl(r or {})
     if scenario == "5-to-4":
         floor = s["steady hit rate"] - TARGET_SHRINK_PP / 100
         return [(f"{pct(s['min hit rate'], 1)} (steady {pct(s['steady hit rate'], 1)})",
                  round(s["min hit rate"], 3) >= round(floor, 3)),
-                (f"{s['peak db / before']:.2f}x", None)]
+                (f"{s['peak db / before']:.2f}x", None), ttl]
     return [(f"{s['min / before']:.3f}x", round(s["min / before"], 3) >= TARGET_MIN_HIT),
-            (f"{s['peak db / before']:.2f}x", round(s["peak db / before"], 2) <= TARGET_PEAK_DB)]
+            (f"{s['peak db / before']:.2f}x", round(s["peak db / before"], 2) <= TARGET_PEAK_DB), ttl]
 
 
 def resize_time_section(rep, doc):
@@ -229,7 +241,7 @@ def targets_table(rep, runs, summaries):
                 if found is None:
                     cells.append("not measured")
                     continue
-                measured, met = judge(scenario, found[1])[index]
+                measured, met = judge(scenario, found[1], found[0])[index]
                 if met is None:
                     cells.append(f"{measured} (not judged)")
                     continue
