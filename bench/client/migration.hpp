@@ -51,14 +51,16 @@ struct ServerGets {
   return {stat.cmd_get, stat.get_hits, stat.get_misses};
 }
 
-/// MigrationSetup: the clients, keys and checks of the migration runs.
-/// `plain_` and `migrating_` are two families of ShardedClient<KetamaLocator<Md5>>
-/// on the same servers; `migrating_` is in a migration window (MoveOnCopy::kNever,
-/// so that old owners keep their copies for `plain_`) to the same servers plus
-/// one extra local memcached. Every key written is written through `plain_`
-/// (the old placement); the moved ones among the hit keys are then copied to
-/// their new owner with migrate_key, so that every measured hit is a hit on its
-/// new owner. The constructor throws on any failure.
+/// MigrationSetup: the clients, keys and checks of the migration runs: two
+/// families of ShardedClient<KetamaLocator<Md5>>. `migrating_` writes every
+/// key on the benchmark's servers (the old placement), then begins a
+/// migration (MoveOnCopy::kNever) to those servers plus one extra local
+/// memcached and copies the moved ones among the hit keys to their new owner
+/// with migrate_key, so that every measured hit is a hit on its new owner.
+/// `settled_` has no migration: it is built on the new server list, so it
+/// reads every key on the server `migrating_` reads it on (same keys, same
+/// servers: only the migration window differs). The constructor throws on
+/// any failure.
 class MigrationSetup {
  public:
   /// MigrationSetup: on `servers` (the client benchmark's).
@@ -67,15 +69,15 @@ class MigrationSetup {
         new_servers_(with_extra(servers, extra_)),
         old_ring_(profiles::libmemcached_ketama_weighted(old_servers_)),
         new_ring_(profiles::libmemcached_ketama_weighted(new_servers_)),
-        plain_(old_servers_, std::make_shared<const KetamaLocator<Md5>>(old_ring_)),
+        settled_(new_servers_, std::make_shared<const KetamaLocator<Md5>>(new_ring_)),
         migrating_(old_servers_, std::make_shared<const KetamaLocator<Md5>>(old_ring_)),
         hit_data_(kSingleKeys, 0x6D69672D686974ULL),
         moved_hit_data_(Data::on_first_server(kCountedCalls, 0x6D696D6F766564ULL, moved())),
         moved_miss_data_(Data::on_first_server(kMigrationMissKeys, 0x6D69616273656EULL, moved())),
         stayed_miss_data_(
             Data::on_first_server(kMigrationMissKeys, 0x6D697374617964ULL, stayed())) {
-    write_all(plain_, hit_data_, "migration: plain set");
-    write_all(plain_, moved_hit_data_, "migration: plain set (moved)");
+    write_all(migrating_, hit_data_, "migration: set before the window");
+    write_all(migrating_, moved_hit_data_, "migration: set before the window (moved)");
     MigrationOptions options;
     options.move_on_copy = MoveOnCopy::kNever;
     migrating_.begin_migration(new_servers_, std::make_shared<const KetamaLocator<Md5>>(new_ring_),
@@ -91,11 +93,11 @@ class MigrationSetup {
 
   /// hit_contenders: the contenders of BM_Client/get_in_migration:
   /// in_migration (a get, a hit, through the family in the window), then the
-  /// baseline no_migration (the same keys through the other family).
+  /// baseline no_migration (the same keys on the same servers, `settled_`).
   [[nodiscard]] auto hit_contenders() -> std::vector<Contender> {
     std::vector<Contender> out;
     out.push_back(sharded_get("in_migration", migrating_, hit_data_, all_indexes(kSingleKeys)));
-    out.push_back(sharded_get("no_migration", plain_, hit_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded_get("no_migration", settled_, hit_data_, all_indexes(kSingleKeys)));
     return out;
   }
 
@@ -107,8 +109,8 @@ class MigrationSetup {
     std::vector<Contender> out;
     out.push_back(sharded_miss("moved_miss", migrating_, moved_miss_data_));
     out.push_back(sharded_miss("same_owner_miss", migrating_, stayed_miss_data_));
-    out.push_back(sharded_miss("miss", plain_, moved_miss_data_));
-    out.push_back(sharded_get("hit", plain_, hit_data_, all_indexes(kSingleKeys)));
+    out.push_back(sharded_miss("miss", settled_, moved_miss_data_));
+    out.push_back(sharded_get("hit", settled_, hit_data_, all_indexes(kSingleKeys)));
     out[0].reference = out[1].reference = "miss";
     return out;
   }
@@ -256,9 +258,9 @@ class MigrationSetup {
   std::vector<Server> new_servers_;
   KetamaLocator<Md5> old_ring_;
   KetamaLocator<Md5> new_ring_;
-  ShardedClient<KetamaLocator<Md5>> plain_;      // no migration
+  ShardedClient<KetamaLocator<Md5>> settled_;    // no migration, on new_servers_
   ShardedClient<KetamaLocator<Md5>> migrating_;  // in the window
-  Data hit_data_;          // the timed hits, written through plain_, moved ones copied
+  Data hit_data_;          // the timed hits, moved ones copied to their new owner
   Data moved_hit_data_;    // the counted hits: moved keys, copied to their new owner
   Data moved_miss_data_;   // moved keys, never written
   Data stayed_miss_data_;  // keys whose owner does not change, never written
