@@ -6,7 +6,10 @@
 // Benchmarks (each one interleaved measurement, see below):
 //   BM_Client/get        single get, a hit with a 100-byte value;
 //   BM_Client/set        single set of a 100-byte value;
-//   BM_Client/get_multi  one multi-get of 100 keys spread over every server.
+//   BM_Client/get_multi  one multi-get of 100 keys spread over every server;
+//   BM_Client/get_in_migration   single get, a hit, during a live migration;
+//   BM_Client/miss_in_migration  single get, a miss, during a live migration;
+//   BM_Client/migration_round_trips  not timed: requests counted by the servers.
 //
 // Contenders of get and set:
 //   ketama, modulo            ShardedClient<KetamaLocator<Md5>> (the
@@ -56,6 +59,31 @@
 // Every libmemcached contender of get_multi does memcached_mget, then
 // memcached_fetch_result into a caller-owned result, each key and value
 // copied out into reused strings.
+// Migration (client/migration.hpp): two families of
+// ShardedClient<KetamaLocator<Md5>> on the same servers, one of them in a
+// migration window (MoveOnCopy::kNever) to those servers plus one extra local
+// memcached; every key is written through the other family (the old
+// placement), and the moved ones among the hit keys are copied to their new
+// owner with migrate_key, so every hit is a hit on its new owner.
+// Contenders of get_in_migration, on the same 1024 keys, all hits:
+//   in_migration              get through the family in the window;
+//   no_migration              the baseline: get through the other family.
+// Contenders of miss_in_migration (informational):
+//   moved_miss                a key whose owner changed, on neither owner
+//                             (the new owner's get, then the old owner's);
+//   same_owner_miss           a key whose owner did not change, absent;
+//   miss                      a plain miss, no migration (the reference, _ratio_ref,
+//                             of both above);
+//   hit                       the baseline: a plain get, a hit, no migration.
+// migration_round_trips: 100 calls of each kind through the family in the
+// window, every server's cmd_get, get_hits and get_misses read (memcached's
+// "stats") before and after each kind: hit (moved keys, hits on their new
+// owner), moved_miss and same_owner_miss. Counters per kind: <kind>_calls,
+// <kind>_gets (requests reaching any server), <kind>_extra_round_trips
+// (_gets minus the calls), <kind>_old_owner_gets (requests reaching the old
+// owners, moved keys only), <kind>_get_hits, <kind>_get_misses and <kind>_stat
+// (MigrationStats: new_hits, fallback_misses, same_owner_misses).
+//
 // Every libmemcached handle has exactly the behaviours ShardedClient sets on
 // its own handles (checked against detail::MemcachedHandle), text protocol.
 // Every contender checks every answer (hit, right value; stored), so each one
@@ -118,6 +146,7 @@
 
 #include "bench_support.hpp"
 #include "client/fixture.hpp"
+#include "client/migration.hpp"
 #include "client/paired_statistics.hpp"
 #include "client/workload.hpp"
 #include "live_servers.hpp"
@@ -135,6 +164,7 @@ using memshard::bench::client::kSingleBatch;
 using memshard::bench::client::kSingleKeys;
 using memshard::bench::client::kValueSize;
 using memshard::bench::client::measure;
+using memshard::bench::client::MigrationSetup;
 using memshard::bench::client::Setup;
 
 constexpr std::size_t kMaxLibmemcachedServers = 100;  // its ketama asserts above
@@ -159,6 +189,48 @@ class LiveFleet {
 
   memshard::bench::LiveServers live_;
 };
+
+void register_migration(MigrationSetup& migration) {
+  benchmark::RegisterBenchmark(
+      "BM_Client/get_in_migration",
+      [&migration](benchmark::State& state) {
+        try {
+          const std::vector<Contender> contenders = migration.hit_contenders();
+          check_all(contenders, kSingleKeys);
+          measure(state, "get_in_migration", contenders, kSingleBatch, 1);
+          state.counters["moved_hit_keys"] = static_cast<double>(migration.moved_hits());
+        } catch (const std::exception& error) {
+          state.SkipWithError(error.what());
+        }
+      })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Client/miss_in_migration",
+                               [&migration](benchmark::State& state) {
+                                 try {
+                                   const std::vector<Contender> contenders =
+                                       migration.miss_contenders();
+                                   check_all(contenders, kSingleKeys);
+                                   measure(state, "miss_in_migration", contenders, kSingleBatch, 1);
+                                 } catch (const std::exception& error) {
+                                   state.SkipWithError(error.what());
+                                 }
+                               })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Client/migration_round_trips",
+                               [&migration](benchmark::State& state) {
+                                 try {
+                                   for (auto _ : state) {
+                                     migration.count_round_trips(state);
+                                   }
+                                 } catch (const std::exception& error) {
+                                   state.SkipWithError(error.what());
+                                 }
+                               })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
 
 void register_all(Setup& setup) {
   benchmark::RegisterBenchmark("BM_Client/get",
@@ -220,7 +292,10 @@ auto main(int argc, char** argv) -> int {
     const LiveFleet fleet;
     Setup setup(fleet.servers());
     benchmark::AddCustomContext("memshard_client_value_bytes", std::to_string(kValueSize));
+    MigrationSetup migration(fleet.servers());
+    benchmark::AddCustomContext("memshard_client_migration_extra_server", migration.extra_server());
     register_all(setup);
+    register_migration(migration);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
   } catch (const std::exception& error) {

@@ -12,12 +12,16 @@ expected files there.
   testdata/resize_time/       a small made-up resize_time.json with read-through
                               arms, so that the targets are judged, and its
                               report and CSV files
+  testdata/client_migration/  one run of the client benchmark's migration rows
+                              (--benchmark_filter=migration, and its callgrind
+                              files cut down), its report and CSV files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
 what the report prints now (after a change to a table made on purpose).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +32,7 @@ import unittest
 BENCH = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
+CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 
 
 def run_report(results):
@@ -79,6 +84,56 @@ class ReportTest(unittest.TestCase):
                              os.path.join(RESIZE_TIME, "summary.expected"))
         self.check_csv(target, os.path.join(RESIZE_TIME, "expected"))
 
+    def test_client_migration_targets(self):
+        target = self.run_on(os.path.join(CLIENT_MIGRATION, "results"),
+                             os.path.join(CLIENT_MIGRATION, "summary.expected"))
+        self.check_csv(target, os.path.join(CLIENT_MIGRATION, "expected"))
+
+    def test_client_migration_round_trips_are_judged_exactly(self):
+        """One request more or less than the goal, anywhere, misses the target."""
+        for counter, value, missed in (
+                ("hit_extra_round_trips", 1, "client migration hit: 0.01 extra round trips per call"),
+                ("hit_old_owner_gets", 1, "client migration hit: 0 extra round trips per call, 0.01 on old owners"),
+                ("moved_miss_extra_round_trips", 99, "client migration moved_miss: 0.99 extra round trips"),
+                ("moved_miss_old_owner_gets", 101, "client migration moved_miss: 1 extra round trips per call, "
+                                                   "1.01 on old owners"),
+                ("same_owner_miss_extra_round_trips", 1, "client migration same_owner_miss: 0.01 extra")):
+            with self.subTest(counter=counter):
+                source = tempfile.mkdtemp(prefix="memshard-report-src-")
+                self.addCleanup(shutil.rmtree, source)
+                results = os.path.join(source, "results")
+                shutil.copytree(os.path.join(CLIENT_MIGRATION, "results"), results)
+                path = os.path.join(results, "client.json")
+                with open(path) as handle:
+                    doc = json.load(handle)
+                for row in doc["benchmarks"]:
+                    if row["run_name"].startswith("BM_Client/migration_round_trips"):
+                        row[counter] = value
+                with open(path, "w") as handle:
+                    json.dump(doc, handle)
+                work, _, done = run_report(results)
+                self.addCleanup(shutil.rmtree, work)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertIn("Targets met: 3 of 4; missed: " + missed, done.stdout)
+
+    def test_client_migration_hit_time_is_judged(self):
+        source = tempfile.mkdtemp(prefix="memshard-report-src-")
+        self.addCleanup(shutil.rmtree, source)
+        results = os.path.join(source, "results")
+        shutil.copytree(os.path.join(CLIENT_MIGRATION, "results"), results)
+        path = os.path.join(results, "client.json")
+        with open(path) as handle:
+            doc = json.load(handle)
+        for row in doc["benchmarks"]:
+            if row["run_name"].startswith("BM_Client/get_in_migration"):
+                row["in_migration_ratio"] = 1.0312  # 1.031x as printed: above 1.03
+        with open(path, "w") as handle:
+            json.dump(doc, handle)
+        work, _, done = run_report(results)
+        self.addCleanup(shutil.rmtree, work)
+        self.assertIn("Targets met: 3 of 4; missed: client get_in_migration in_migration / no migration "
+                      "1.031x", done.stdout)
+
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
         self.assertEqual(os.listdir(target), ["summary.txt"])
@@ -91,7 +146,9 @@ def regenerate():
              os.path.join(TESTDATA, "expected")),
             (None, os.path.join(TESTDATA, "summary_empty.expected"), None),
             (os.path.join(RESIZE_TIME, "results"), os.path.join(RESIZE_TIME, "summary.expected"),
-             os.path.join(RESIZE_TIME, "expected"))):
+             os.path.join(RESIZE_TIME, "expected")),
+            (os.path.join(CLIENT_MIGRATION, "results"), os.path.join(CLIENT_MIGRATION, "summary.expected"),
+             os.path.join(CLIENT_MIGRATION, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:

@@ -13,6 +13,16 @@ from .common import rows_of, verdict
 TARGET_CLIENT_SINGLE = 1.03  # single get / set against libmemcached on the same server
 TARGET_CLIENT_MULTI = 1.00  # get_multi of 100 keys against (c), libmemcached's multi-server mget + fetch_result
 TARGET_CLIENT_VS_TWEMPROXY = 0.50  # ShardedClient single get / the same get through twemproxy
+# During a live migration (BM_Client/get_in_migration, miss_in_migration, migration_round_trips).
+TARGET_MIGRATION_HIT = 1.03  # a hit in the window / the same hit without a migration
+TARGET_MIGRATION_MOVED_MISS = 2.00  # a moved-key miss / a plain get (informational, not judged)
+# Extra round trips per call, counted by the servers (cmd_get), judged exactly; and the
+# requests reaching the old owners per call (moved keys only).
+MIGRATION_ROUND_TRIPS = [
+    ("hit", "hit on the new owner (a moved key)", 0, 0),
+    ("moved_miss", "miss of a moved key (on neither owner)", 1, 1),
+    ("same_owner_miss", "miss of a key whose owner did not change", 0, None),
+]
 
 
 # The client benchmark's contenders of get and set: (counter prefix, label).
@@ -25,6 +35,17 @@ CLIENT_SINGLE = [
     ("twemproxy", "(d)  libmemcached through twemproxy (nutcracker), keys on every server"),
     ("libmemcached", "(b)  libmemcached, a memcached_st holding (b)'s server alone"),
 ]
+# The migration contenders: (benchmark, counter prefix, label).
+CLIENT_MIGRATION = [
+    ("get_in_migration", "in_migration", "get, a hit, in a migration window"),
+    ("get_in_migration", "no_migration", "get, a hit, no migration (the baseline)"),
+    ("miss_in_migration", "moved_miss", "get, a miss of a moved key, in the window"),
+    ("miss_in_migration", "same_owner_miss", "get, a miss of a key that did not move, in the window"),
+    ("miss_in_migration", "miss", "get, a miss, no migration"),
+    ("miss_in_migration", "hit", "get, a hit, no migration (the baseline)"),
+]
+CLIENT_MIGRATION_BASELINE = {"get_in_migration": "no_migration", "miss_in_migration": "hit"}
+
 CLIENT_MULTI = [
     ("ketama", "(a)  ShardedClient ketama-md5-weighted get_multi, keys on every server"),
     ("ketama_visit", "(a)  ShardedClient ketama-md5-weighted visit_multi, keys on every server"),
@@ -247,7 +268,7 @@ def client_section(rep, doc, counts):
                   + multi_notes)
 
     # Instructions per call.
-    if counts:
+    if any(op in ("get", "set", "get_multi") for op, _ in counts):
         text_rows, csv_rows = [], []
         for op, names in (("get", CLIENT_SINGLE), ("set", CLIENT_SINGLE), ("get_multi", CLIENT_MULTI)):
             base = counts.get((op, "libmemcached"))
@@ -270,10 +291,137 @@ def client_section(rep, doc, counts):
                          "operation's (b) and (c) rows.",
                          "User-space instructions of the client process, libmemcached included; the kernel "
                          "and the servers are not counted. Repeatable where times are not."])
+    trips = migration_section(rep, rows, counts, targets)
     if targets:
         with open(os.path.join(rep.results_dir, "client_targets.csv"), "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["operation", "contender", "against", "time ratio", "goal", "met"])
             writer.writerows(targets)
     return [(f"client {op} {name} / {against} {value:.3f}x", ok)
-            for op, name, against, value, _, ok in targets]
+            for op, name, against, value, _, ok in targets] + trips
+
+
+def migration_section(rep, rows, counts, targets):
+    """The client during a live migration: the times of a hit and a miss in the
+    window (the hit judged, appended to `targets`), the round trips counted by
+    the servers (judged exactly), and instructions per call; returns the round
+    trip targets as [(target, met)]."""
+    timed = [(op, rows[op]) for op in ("get_in_migration", "miss_in_migration") if op in rows]
+    counted = rows.get("migration_round_trips")
+    if not timed and counted is None:
+        return []
+
+    def interval(r, prefix):
+        return f"[{r[prefix + '_lo']:.3f}, {r[prefix + '_hi']:.3f}]"
+
+    text_rows, csv_rows, notes = [], [], []
+    for op, r in timed:
+        if r.get("error_occurred"):
+            text_rows.append([f"{op}: error: " + r.get("error_message", "")] + [""] * 6)
+            continue
+        base = CLIENT_MIGRATION_BASELINE[op]
+        for bench, name, label in CLIENT_MIGRATION:
+            if bench != op or name + "_ns" not in r:
+                continue
+            us = r[name + "_ns"] / 1000
+            is_base = name == base
+            ref = r.get(name + "_ratio_ref")
+            goal_text = ""
+            if name == "in_migration":
+                ok = round(r[name + "_ratio"], 3) <= TARGET_MIGRATION_HIT
+                goal_text = f"<= {TARGET_MIGRATION_HIT:.2f}x: {verdict(ok)}"
+                targets.append((op, name, "no migration", r[name + "_ratio"], TARGET_MIGRATION_HIT, ok))
+            elif name == "moved_miss":
+                ok = round(r[name + "_ratio"], 3) <= TARGET_MIGRATION_MOVED_MISS
+                goal_text = f"<= {TARGET_MIGRATION_MOVED_MISS:.2f}x: {'within' if ok else 'above'} (informational)"
+            text_rows.append([label, str(int(r[name + "_keys"])), f"{us:.2f}",
+                              "1.000x" if is_base else f"{r[name + '_ratio']:.3f}x",
+                              "" if is_base else interval(r, name + "_ratio"),
+                              f"{ref:.3f}x {interval(r, name + '_ratio_ref')}" if ref is not None else "",
+                              goal_text])
+            csv_rows.append({"benchmark": op, "contender": name, "label": label, "keys": int(r[name + "_keys"]),
+                             "us per op": us, "ratio to baseline": r[name + "_ratio"],
+                             "ratio to baseline low": r[name + "_ratio_lo"],
+                             "ratio to baseline high": r[name + "_ratio_hi"],
+                             "ratio to plain miss": ref if ref is not None else "",
+                             "ratio to plain miss low": r[name + "_ratio_ref_lo"] if ref is not None else "",
+                             "ratio to plain miss high": r[name + "_ratio_ref_hi"] if ref is not None else "",
+                             "rounds": int(r.get("rounds", 0)), "batch": int(r.get("batch", 0))})
+        if op == "get_in_migration" and "moved_hit_keys" in r:
+            notes.append(f"The hits in the window: {int(r['moved_hit_keys'])} of {int(r['in_migration_keys'])} "
+                         "keys moved and were copied to their new owner with migrate_key before timing; the "
+                         "others did not move.")
+    if text_rows:
+        rounds = next((int(r.get("rounds", 0)) for _, r in timed if not r.get("error_occurred")), 0)
+        rep.table(f"ShardedClient during a live migration: single get of 100-byte values, {rounds} "
+                  "interleaved rounds",
+                  ["contender", "keys", "µs/op", "/ baseline", "95% CI", "/ plain miss [95% CI]", "target"],
+                  text_rows, "client_migration.csv", csv_rows,
+                  notes=["Two families of ShardedClient ketama-md5-weighted: one wrote every key on the "
+                         "client servers above (the old placement), then began a migration (MoveOnCopy::kNever) "
+                         "to them plus one extra local memcached;",
+                         "the other has no migration and is built on the new list, so it reads each key on "
+                         "the same server: only the window differs. Same interleaving and statistics as the "
+                         "single get above; / baseline: the row marked (the baseline) of the same benchmark.",
+                         "A moved-key miss reads the new owner, then the old one; its target (against a "
+                         "plain get) is informational, not counted in the targets met."] + notes)
+    trips = []
+    if counted is not None:
+        text_rows, csv_rows = [], []
+        if counted.get("error_occurred"):
+            text_rows.append(["error: " + counted.get("error_message", "")] + [""] * 8)
+        for kind, label, goal, old_goal in ([] if counted.get("error_occurred") else MIGRATION_ROUND_TRIPS):
+            if kind + "_calls" not in counted:
+                continue
+            calls = int(counted[kind + "_calls"])
+            gets = int(counted[kind + "_gets"])
+            extra = int(counted[kind + "_extra_round_trips"])
+            old = counted.get(kind + "_old_owner_gets")
+            ok = extra == goal * calls and (old_goal is None or (old is not None and int(old) == old_goal * calls))
+            goal_text = f"{goal}" + (f", old owners {old_goal}" if old_goal is not None else "")
+            text_rows.append([label, str(calls), str(gets), f"{extra / calls:g}",
+                              "-" if old is None else f"{int(old)} ({int(old) / calls:g}/call)",
+                              str(int(counted[kind + "_get_hits"])), str(int(counted[kind + "_get_misses"])),
+                              str(int(counted[kind + "_stat"])), f"{goal_text}: {verdict(ok)}"])
+            csv_rows.append({"kind": kind, "label": label, "calls": calls, "requests": gets,
+                             "extra round trips": extra, "extra round trips per call": extra / calls,
+                             "old owner requests": "" if old is None else int(old),
+                             "get_hits": int(counted[kind + "_get_hits"]),
+                             "get_misses": int(counted[kind + "_get_misses"]),
+                             "migration stat": int(counted[kind + "_stat"]), "goal per call": goal,
+                             "old owner goal per call": "" if old_goal is None else old_goal, "met": ok})
+            trips.append((f"client migration {kind}: {extra / calls:g} extra round trips per call"
+                          + ("" if old is None else f", {int(old) / calls:g} on old owners"), ok))
+        servers = (f"{int(counted.get('servers_before', 0))} servers to {int(counted.get('servers_after', 0))}"
+                   if "servers_before" in counted else "")
+        rep.table("Round trips during a live migration, counted by memcached (cmd_get of every server "
+                  "before and after)",
+                  ["kind", "calls", "requests", "extra/call", "old owners", "get_hits", "get_misses",
+                   "MigrationStats", "target (per call)"],
+                  text_rows, "client_migration_round_trips.csv", csv_rows,
+                  notes=[f"The family in the window ({servers}), each kind's calls in a row between two reads "
+                         "of every server's stats; requests: cmd_get summed over every server (one per "
+                         "call without a migration);",
+                         "extra/call: (requests - calls) / calls, judged exactly; old owners: requests "
+                         "reaching servers that were a key's owner and are no key's new owner (moved keys "
+                         "only).",
+                         "MigrationStats: new_hits, fallback_misses and same_owner_misses counted by the "
+                         "client over the same calls."])
+    # Instructions per call.
+    if any((op, name) in counts for op, name, _ in CLIENT_MIGRATION):
+        text_rows, csv_rows = [], []
+        for op, name, label in CLIENT_MIGRATION:
+            if (op, name) not in counts:
+                continue
+            per_call, _ = counts[(op, name)]
+            base = counts.get((op, CLIENT_MIGRATION_BASELINE[op]))
+            text_rows.append([label, f"{per_call:,.0f}", f"{per_call / base[0]:.3f}x" if base else "-"])
+            csv_rows.append({"benchmark": op, "contender": name, "instructions per call": round(per_call, 1),
+                             "ratio to baseline": per_call / base[0] if base else ""})
+        rep.table("Instructions per get during a live migration (callgrind, client side only)",
+                  ["contender", "instructions/call", "/ baseline"], text_rows,
+                  "client_migration_instructions.csv", csv_rows,
+                  notes=["Each contender alone, as in the instructions table above; / baseline: the row "
+                         "marked (the baseline) of the same benchmark. Not a target: repeatable where times "
+                         "are not."])
+    return trips
