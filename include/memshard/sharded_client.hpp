@@ -31,7 +31,7 @@
 #include "memshard/client/fleet.hpp"
 #include "memshard/client/meta_pool.hpp"
 #include "memshard/client/migration.hpp"
-#include "memshard/client/migration_paths.hpp"
+#include "memshard/client/migration_window.hpp"
 #include "memshard/client/multi_get.hpp"
 #include "memshard/client/per_server_multi_get.hpp"
 #include "memshard/client/polled_multi_get.hpp"
@@ -154,8 +154,11 @@ class ShardedClient {
     refresh();
     if (snapshot_->migration &&
         snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
-      if (auto leased = strict_get(key)) {
-        return std::move(*leased);
+      if (is_valid_key(key)) {
+        core_.forget_avoid();
+        if (auto leased = window().strict_get(key, route_from(locator_->locate(key), key))) {
+          return std::move(*leased);
+        }
       }
     }
     std::optional<Item> item;
@@ -177,7 +180,7 @@ class ShardedClient {
     detail::ServerHealth& health = core_.health(status.server());
     (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
     if (snapshot_->migration) [[unlikely]] {
-      migrated_get(key, status.server(), item);
+      window().after_get(key, status.server(), item);
     }
     return Result<std::optional<Item>>(std::move(item), std::move(status));
   }
@@ -210,7 +213,7 @@ class ShardedClient {
   /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
   auto cas(std::string_view key, std::string_view value, std::uint64_t cas, Expiry expiry = {},
            std::uint32_t flags = 0) -> Status {
-    return in_window(key, Window::kInvalidate, [&] {
+    return in_window(key, detail::WriteRule::kInvalidate, [&] {
       return run("cas", key, value, [&](std::size_t server) {
         return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
                              expiry.wire_value(), flags, cas);
@@ -229,7 +232,7 @@ class ShardedClient {
     };
     refresh();
     if (snapshot_->migration) [[unlikely]] {
-      return migrated_remove(key, call);
+      return window().remove(key, call);
     }
     return call();
   }
@@ -247,7 +250,7 @@ class ShardedClient {
 
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
   auto touch(std::string_view key, Expiry expiry) -> Status {
-    return in_window(key, Window::kMoveOnMiss, [&] {
+    return in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
       return run("touch", key, {}, [&](std::size_t server) {
         return memcached_touch(native(server), key.data(), key.size(), expiry.wire_value());
       });
@@ -304,7 +307,13 @@ class ShardedClient {
   void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
     refresh();
     if (snapshot_->migration) [[unlikely]] {
-      migrated_visit(keys, on_hit, on_failure);
+      const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
+      migrated_.run(
+          keys, *pinned, core_, meta_, plan_, per_server_,
+          [this](std::span<const std::string_view> all, auto& hit, auto& failure) {
+            visit_placed(all, hit, failure);
+          },
+          [this] { abandon(false); }, on_hit, on_failure);
       return;
     }
     visit_placed(keys, on_hit, on_failure);
@@ -446,27 +455,8 @@ class ShardedClient {
     if (!is_valid_key(key)) {
       return KeyMigration::kInvalidKey;
     }
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
     core_.forget_avoid();
-    const detail::Route route = route_from(locator_->locate(key), key);
-    if (!route.status.ok()) {
-      return KeyMigration::kNewOwnerFailed;
-    }
-    if (route.probe) {  // the new owner is ejected: a copy is no probe
-      detail::HealthPolicy::release_probe(core_.health(route.server));
-      return KeyMigration::kNewOwnerFailed;
-    }
-    const std::size_t old = migration.old_owner(key);
-    if (old == route.server) {
-      return KeyMigration::kSameOwner;
-    }
-    detail::MigrationPaths path = paths();
-    const detail::OldRead found = path.read_old(old, key);
-    if (found.kind != detail::OldRead::Kind::kHit) {
-      return found.kind == detail::OldRead::Kind::kMiss ? KeyMigration::kNotOnOldOwner
-                                                        : KeyMigration::kOldOwnerUnavailable;
-    }
-    return path.copy_forward(route.server, old, key, found).result;
+    return window().migrate_key(key, route_from(locator_->locate(key), key));
   }
 
   /// migration_stats: the running migration's counters, summed over the
@@ -598,169 +588,20 @@ class ShardedClient {
     return ended;
   }
 
-  // The migration paths of the current snapshot (which has a migration).
-  [[nodiscard]] auto paths() -> detail::MigrationPaths {
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
-    return detail::MigrationPaths(core_, meta_, migration.options, *migration.state,
-                                  snapshot_->placed);
+  // The migration window of the current snapshot (which has a migration).
+  [[nodiscard]] auto window() noexcept -> detail::MigrationWindow<L> {
+    return detail::MigrationWindow<L>(core_, meta_, *snapshot_);
   }
 
-  // get in a migration window, after the read at `at` answered `item`: count
-  // the hit, or read a moved key's old owner and copy it forward.
-  void migrated_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
-    detail::MigrationState::Counters& c = migration.state->counters();
-    if (item) {
-      detail::MigrationState::count(c.new_hits);
-      return;
-    }
-    const std::size_t old = migration.old_owner(key);
-    if (old == at) {
-      detail::MigrationState::count(c.same_owner_misses);
-      return;
-    }
-    detail::MigrationPaths path = paths();
-    detail::OldRead found = path.read_old(old, key);
-    if (found.kind != detail::OldRead::Kind::kHit) {
-      detail::MigrationState::count(
-          found.kind == detail::OldRead::Kind::kMiss ? c.fallback_misses : c.fallback_skipped);
-      return;
-    }
-    detail::MigrationState::count(c.fallback_hits);
-    const detail::CopyOutcome copy = path.copy_forward(at, old, key, found);
-    item.emplace(std::move(found.item));
-    // The old owner's cas means nothing on the new one: answer the copy's, or
-    // read the new owner's item (a copy, or what a writer stored meanwhile).
-    item->cas = 0;
-    if (copy.result == KeyMigration::kCopied && copy.cas != 0) {
-      item->cas = copy.cas;
-      return;
-    }
-    std::optional<Item> fresh;
-    const Status again = run("get", key, {}, [&](std::size_t server) {
-      detail::MemcachedHandle& connection = core_.pool().handle(server);
-      const char* keys[] = {key.data()};
-      const std::size_t lengths[] = {key.size()};
-      memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
-      if (memcached_success(rc)) {
-        rc = detail::ConnectionPool::fetch_all(
-            connection,
-            [&fresh](std::string_view, const memcached_result_st& got) { fill(fresh, got); });
-      }
-      return rc;
-    });
-    if (again.ok() && fresh) {
-      item = std::move(fresh);
-    }
-  }
-
-  // get of a moved key under kStrict (MigrationPaths::strict_read); nothing
-  // when the key did not move or its new owner has no meta commands.
-  auto strict_get(std::string_view key) -> std::optional<Result<std::optional<Item>>> {
-    if (!is_valid_key(key)) {
-      return std::nullopt;
-    }
-    core_.forget_avoid();
-    detail::Route route = route_from(locator_->locate(key), key);
-    if (route.probe) {  // probes go the ordinary way
-      detail::HealthPolicy::release_probe(core_.health(route.server));
-      return std::nullopt;
-    }
-    if (!route.status.ok() || snapshot_->migration->old_owner(key) == route.server) {
-      return std::nullopt;
-    }
-    detail::MigrationPaths::StrictRead read =
-        paths().strict_read(route.server, snapshot_->migration->old_owner(key), key);
-    if (!read.by_meta) {
-      return std::nullopt;
-    }
-    if (!read.status.ok()) {
-      return Result<std::optional<Item>>(std::move(read.status));
-    }
-    detail::ServerHealth& health = core_.health(route.server);
-    (read.item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
-    return Result<std::optional<Item>>(std::move(read.item), std::move(read.status));
-  }
-
-  // What a write does to a moved key's old copy in a migration window.
-  enum class Window : std::uint8_t {
-    kInvalidate,  // delete the old copy after the write (set, cas)
-    kMoveFirst,   // move the key to the new owner before the write (add)
-    kMoveOnMiss,  // the write needs the old value: when the new owner lacks
-                  // the key, move it and write again (incr, append, touch...)
-  };
-
-  // Runs the write `call()` and, in a migration window, applies `rule` to the
-  // key's old owner.
+  // Runs the write `call()` on `key`; in a migration window, applies `rule`
+  // to the key's old copy.
   template <class Call>
-  auto in_window(std::string_view key, Window rule, Call&& call) -> Status {
+  auto in_window(std::string_view key, detail::WriteRule rule, Call&& call) -> Status {
     refresh();
     if (!snapshot_->migration) [[likely]] {
       return call();
     }
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
-    if (!is_valid_key(key)) {
-      return call();  // refused before the wire
-    }
-    const std::size_t old = migration.old_owner(key);
-    const std::size_t owner = locator_->locate(key);
-    if (rule == Window::kMoveFirst && old != owner) {
-      (void)paths().move(owner, old, key);
-      return call();
-    }
-    Status status = call();
-    const std::size_t at = status.server() == Status::kNoServer ? owner : status.server();
-    if (old == at) {
-      return status;
-    }
-    if (rule == Window::kMoveOnMiss &&
-        (status.code() == Errc::kNotFound || status.code() == Errc::kNotStored)) {
-      if (paths().move(at, old, key)) {
-        return call();
-      }
-      return status;
-    }
-    paths().invalidate(old, key);
-    return status;
-  }
-
-  // remove in a migration window: the old owner first, then the new one.
-  template <class Call>
-  auto migrated_remove(std::string_view key, Call&& call) -> Status {
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
-    if (!is_valid_key(key)) {
-      return call();
-    }
-    const std::size_t old = migration.old_owner(key);
-    if (old == locator_->locate(key)) {
-      return call();
-    }
-    detail::MigrationState& state = *migration.state;
-    detail::MigrationState::count(state.counters().invalidations);
-    const Status first = run_on(old, "delete", key, [&](std::size_t server) {
-      return memcached_delete(native(server), key.data(), key.size(), 0);
-    });
-    if (!first.ok() && first.code() != Errc::kNotFound) {
-      detail::MigrationState::count(state.counters().invalidations_failed);
-      state.taint(old);
-    }
-    Status status = call();
-    if (status.code() == Errc::kNotFound && first.ok()) {
-      return Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());  // it was on the old owner
-    }
-    return status;
-  }
-
-  // One request on member `s`, through its health like any other.
-  template <class Call>
-  auto run_on(std::size_t s, std::string_view operation, std::string_view key, Call&& call)
-      -> Status {
-    (void)key;
-    detail::Route route = core_.route(s, false, [s](auto) { return s; });
-    if (!route.status.ok()) {
-      return std::move(route.status);
-    }
-    return core_.finish(route, call(s), operation);
+    return window().write(key, rule, call);
   }
 
   auto native(std::size_t server) -> memcached_st* {
@@ -827,146 +668,6 @@ class ShardedClient {
     }
   }
 
-  // visit_multi in a migration window: the placement's fan-out, then at most
-  // one more for the moved keys that missed, to their old owners; what they
-  // find is copied forward and reported as a hit (its cas 0: the old owner's
-  // means nothing on the new one).
-  template <class OnHit, class OnFailure>
-  void migrated_visit(std::span<const std::string_view> keys, OnHit& on_hit,
-                      OnFailure& on_failure) {
-    const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
-    const MigrationPlacement<L>& migration = *pinned->migration;
-    detail::MigrationState::Counters& c = migration.state->counters();
-    const bool strict = migration.options.consistency == MigrationConsistency::kStrict;
-    seen_.assign(keys.size(), 0);
-    auto hit = [&](std::size_t index, const ItemView& item) {
-      // kStrict: an empty value without flags may be a lease's placeholder,
-      // which only the meta protocol tells apart: read it again below.
-      if (strict && item.value.empty() && item.flags == 0 &&
-          migration.old_owner(keys[index]) != plan_.server_of[index]) {
-        return;
-      }
-      seen_[index] = 1;
-      detail::MigrationState::count(c.new_hits);
-      on_hit(index, item);
-    };
-    auto failure = [&](std::size_t index, const Status& status) {
-      seen_[index] = 1;
-      on_failure(index, status);
-    };
-    visit_placed(keys, hit, failure);
-    // The moved keys that missed.
-    detail::BatchPlan& plan = plan_;
-    moved_keys_.clear();
-    moved_index_.clear();
-    moved_to_.clear();
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (seen_[i] != 0 || plan.server_of[i] == detail::BatchPlan::kNone) {
-        continue;
-      }
-      const std::size_t at = plan.server_of[i];
-      if (migration.old_owner(keys[i]) == at) {
-        detail::MigrationState::count(c.same_owner_misses);
-        continue;
-      }
-      moved_keys_.push_back(keys[i]);
-      moved_index_.push_back(i);
-      moved_to_.push_back(at);
-    }
-    if (moved_keys_.empty()) {
-      return;
-    }
-    detail::MigrationPaths path = paths();
-    if (strict) {
-      strict_round(path, migration, on_hit, on_failure);
-      return;
-    }
-    plan.reset(moved_keys_.size(), pinned->members.size());
-    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
-      const std::size_t old = migration.old_owner(moved_keys_[j]);
-      if (migration.state->tainted(old)) {
-        detail::MigrationState::count(c.fallback_skipped);
-        continue;
-      }
-      if (plan.probing(old)) {
-        plan.assign(j, detail::Route{old, false, Status()});
-        continue;
-      }
-      detail::Route route = core_.route(old, false, [old](auto) { return old; });
-      if (!route.status.ok()) {
-        detail::MigrationState::count(c.fallback_skipped);
-        continue;
-      }
-      plan.assign(j, route);
-    }
-    if (plan.used.empty()) {
-      return;
-    }
-    found_.assign(moved_keys_.size(), detail::OldRead{});
-    auto old_hit = [this](std::size_t j, const ItemView& item) {
-      detail::OldRead& slot = found_[j];
-      slot.kind = detail::OldRead::Kind::kHit;
-      slot.item.value.assign(item.value);
-      slot.item.flags = item.flags;
-      slot.item.cas = item.cas;
-    };
-    auto old_failure = [this](std::size_t j, const Status&) {
-      if (found_[j].kind != detail::OldRead::Kind::kHit) {
-        found_[j].kind = detail::OldRead::Kind::kSkipped;
-      }
-    };
-    try {
-      per_server_.run(std::span<const std::string_view>(moved_keys_), plan,
-                      path.fallback_deadline(), core_, old_hit, old_failure);
-    } catch (...) {
-      abandon(false);
-      throw;
-    }
-    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
-      if (plan.server_of[j] == detail::BatchPlan::kNone) {
-        continue;
-      }
-      detail::OldRead& slot = found_[j];
-      if (slot.kind != detail::OldRead::Kind::kHit) {
-        detail::MigrationState::count(
-            slot.kind == detail::OldRead::Kind::kMiss ? c.fallback_misses : c.fallback_skipped);
-        continue;
-      }
-      detail::MigrationState::count(c.fallback_hits);
-      const detail::CopyOutcome copy =
-          path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot);
-      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy.cas});
-    }
-  }
-
-  // The moved keys of a kStrict multi-get that missed, one strict read each
-  // (a lease cannot be taken by a text multi-get); new owners without meta
-  // commands are read the kFast way.
-  template <class OnHit, class OnFailure>
-  void strict_round(detail::MigrationPaths& path, const MigrationPlacement<L>& migration,
-                    OnHit& on_hit, OnFailure& on_failure) {
-    for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
-      const std::string_view key = moved_keys_[j];
-      const std::size_t old = migration.old_owner(key);
-      detail::MigrationPaths::StrictRead read = path.strict_read(moved_to_[j], old, key);
-      if (!read.by_meta) {
-        detail::OldRead found = path.read_old(old, key);
-        if (found.kind != detail::OldRead::Kind::kHit) {
-          continue;
-        }
-        const detail::CopyOutcome copy = path.copy_forward(moved_to_[j], old, key, found);
-        read.item = std::move(found.item);
-        read.item->cas = copy.cas;
-      } else if (!read.status.ok()) {
-        on_failure(moved_index_[j], read.status);
-        continue;
-      }
-      if (read.item) {
-        on_hit(moved_index_[j], ItemView{read.item->value, read.item->flags, read.item->cas});
-      }
-    }
-  }
-
   // A multi-get that threw: close the connections that may hold unread
   // replies or shortened waits, and give this call's probe leases back.
   void abandon(bool polled) noexcept {
@@ -997,9 +698,9 @@ class ShardedClient {
   auto store(Store kind, std::string_view key, std::string_view value, Expiry expiry,
              std::uint32_t flags) -> Status {
     static constexpr std::string_view kNames[] = {"set", "add", "replace", "append", "prepend"};
-    const Window rule = kind == Store::kSet   ? Window::kInvalidate
-                        : kind == Store::kAdd ? Window::kMoveFirst
-                                              : Window::kMoveOnMiss;
+    const detail::WriteRule rule = kind == Store::kSet   ? detail::WriteRule::kInvalidate
+                                   : kind == Store::kAdd ? detail::WriteRule::kMoveFirst
+                                                         : detail::WriteRule::kMoveOnMiss;
     return in_window(key, rule, [&] {
       return store_once(kind, kNames[static_cast<std::size_t>(kind)], key, value, expiry, flags);
     });
@@ -1045,7 +746,7 @@ class ShardedClient {
 
   auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
     std::uint64_t value = 0;
-    Status status = in_window(key, Window::kMoveOnMiss, [&] {
+    Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
       return run(up ? "incr" : "decr", key, {}, [&](std::size_t server) {
         memcached_st* memc = native(server);
         memcached_return_t rc =
@@ -1074,12 +775,7 @@ class ShardedClient {
   detail::BatchPlan plan_;                    // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
-  // The migration window's multi-get scratch.
-  std::vector<std::uint8_t> seen_;  // per key: answered by the fan-out
-  std::vector<std::string_view> moved_keys_;
-  std::vector<std::size_t> moved_index_;  // its index in the request
-  std::vector<std::size_t> moved_to_;     // its new owner (where it was read)
-  std::vector<detail::OldRead> found_;
+  detail::MigratedMultiGet migrated_;  // the second fan-out of a migration window
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -141,6 +141,10 @@ class MigrationPaths {
     return fetch(old, key, fallback_deadline());
   }
 
+  /// read: reads `key` on member `s` (a new owner) within the client's
+  /// timeouts.
+  auto read(std::size_t s, std::string_view key) -> OldRead { return fetch(s, key, io_deadline()); }
+
   /// copy_forward: stores the old owner's `found` item on `fresh` with add,
   /// then validates it: when the old copy changed or vanished meanwhile, the
   /// copy is deleted again (a writer invalidated it); otherwise, by the move
