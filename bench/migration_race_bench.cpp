@@ -77,7 +77,7 @@ constexpr std::size_t kKeys = 64;
 constexpr std::size_t kReaders = 3;
 constexpr std::size_t kWriters = 2;
 constexpr std::size_t kReadsPerRound = 256;  // per reader
-constexpr std::size_t kBaseRounds = 200;     // per arm, times the scale
+constexpr std::size_t kBaseRounds = 180;     // per arm, times the scale
 constexpr std::uint64_t kRemovePercent = 70;
 
 /// Settings: the run's size, from MEMSHARD_MIGRATION_RACE_SCALE.
@@ -235,7 +235,7 @@ struct Arm {
 };
 
 /// kArms: kFast, kStrict and the naive control.
-const std::array<Arm, 3> kArms = {
+constexpr std::array<Arm, 3> kArms = {
     Arm{"fast", "kFast: add, then the old copy's cas validated", MigrationConsistency::kFast},
     Arm{"strict", "kStrict: the new slot leased (mg N), filled with ms C",
         MigrationConsistency::kStrict},
@@ -308,29 +308,36 @@ class Experiment {
     } else {
       naive_new.emplace(new_);
     }
-    const auto access = [&] {
-      return naive_new ? Access(naive_new->clone(), family.clone()) : Access(family.clone());
-    };
+    // Every thread's clients first: nothing below throws before the threads
+    // have met at the start.
+    std::vector<Access> access;
+    for (std::size_t t = 0; t < kReaders + kWriters; ++t) {
+      access.push_back(naive_new ? Access(naive_new->clone(), family.clone())
+                                 : Access(family.clone()));
+    }
     std::array<Count, kReaders + kWriters> counts{};
     std::array<std::exception_ptr, kReaders + kWriters> failures{};
     const std::uint64_t seed = memshard::bench::KeySet::kDefaultSeed + number * 16;
     {
       std::vector<std::jthread> writers;
+      writers.reserve(kWriters);
       for (std::size_t w = 0; w < kWriters; ++w) {
-        writers.emplace_back([&, w, a = access()]() mutable {
+        const std::size_t t = kReaders + w;
+        writers.emplace_back([&, w, t] {
           try {
-            writer(round, std::move(a), w, seed + kReaders + w, counts[kReaders + w]);
+            writer(round, std::move(access[t]), w, seed + t, counts[t]);
           } catch (...) {
-            failures[kReaders + w] = std::current_exception();
+            failures[t] = std::current_exception();
           }
         });
       }
       {
         std::vector<std::jthread> readers;
+        readers.reserve(kReaders);
         for (std::size_t t = 0; t < kReaders; ++t) {
-          readers.emplace_back([&, t, a = access()]() mutable {
+          readers.emplace_back([&, t] {
             try {
-              reader(round, std::move(a), seed + t, counts[t]);
+              reader(round, std::move(access[t]), seed + t, counts[t]);
             } catch (...) {
               failures[t] = std::current_exception();
             }
