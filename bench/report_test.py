@@ -12,6 +12,9 @@ expected files there.
   testdata/resize_time/       a small made-up resize_time.json with read-through
                               arms, so that the targets are judged, and its
                               report and CSV files
+  testdata/migration_race/    one run of the migration race benchmark
+                              (migration_race.json), and its report and CSV
+                              files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
@@ -28,6 +31,7 @@ import unittest
 BENCH = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
+MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 
 
 def run_report(results):
@@ -79,6 +83,26 @@ class ReportTest(unittest.TestCase):
                              os.path.join(RESIZE_TIME, "summary.expected"))
         self.check_csv(target, os.path.join(RESIZE_TIME, "expected"))
 
+    def test_migration_race_targets(self):
+        target = self.run_on(os.path.join(MIGRATION_RACE, "results"),
+                             os.path.join(MIGRATION_RACE, "summary.expected"))
+        self.check_csv(target, os.path.join(MIGRATION_RACE, "expected"))
+
+    def test_migration_race_judge(self):
+        sys.path.insert(0, BENCH)
+        from report.migration_race import judge
+
+        def met(arm, stale, hits):
+            return judge(arm, {"stale": stale, "hits": hits, "stale_rate": stale / hits if hits else 0})[3]
+
+        self.assertTrue(met("strict", 0, 50_000))
+        self.assertFalse(met("strict", 1, 50_000))
+        self.assertTrue(met("fast", 1, 10_000))
+        self.assertFalse(met("fast", 2, 10_000))
+        self.assertFalse(met("fast", 0, 0))
+        self.assertTrue(met("naive", 1, 10_000))
+        self.assertFalse(met("naive", 0, 10_000))
+
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
         self.assertEqual(os.listdir(target), ["summary.txt"])
@@ -91,7 +115,9 @@ def regenerate():
              os.path.join(TESTDATA, "expected")),
             (None, os.path.join(TESTDATA, "summary_empty.expected"), None),
             (os.path.join(RESIZE_TIME, "results"), os.path.join(RESIZE_TIME, "summary.expected"),
-             os.path.join(RESIZE_TIME, "expected"))):
+             os.path.join(RESIZE_TIME, "expected")),
+            (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
+             os.path.join(MIGRATION_RACE, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:
