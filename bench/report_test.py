@@ -15,6 +15,9 @@ expected files there.
   testdata/client_migration/  one run of the client benchmark's migration rows
                               (--benchmark_filter=migration, and its callgrind
                               files cut down), its report and CSV files
+  testdata/migration_race/    one run of the migration race benchmark
+                              (migration_race.json), and its report and CSV
+                              files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
@@ -33,6 +36,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
+MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 
 
 def run_report(results):
@@ -133,6 +137,25 @@ class ReportTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, work)
         self.assertIn("Targets met: 3 of 4; missed: client get_in_migration in_migration / no migration "
                       "1.031x", done.stdout)
+    def test_migration_race_targets(self):
+        target = self.run_on(os.path.join(MIGRATION_RACE, "results"),
+                             os.path.join(MIGRATION_RACE, "summary.expected"))
+        self.check_csv(target, os.path.join(MIGRATION_RACE, "expected"))
+
+    def test_migration_race_judge(self):
+        sys.path.insert(0, BENCH)
+        from report.migration_race import judge
+
+        def met(arm, stale, hits):
+            return judge(arm, {"stale": stale, "hits": hits, "stale_rate": stale / hits if hits else 0})[3]
+
+        self.assertTrue(met("strict", 0, 50_000))
+        self.assertFalse(met("strict", 1, 50_000))
+        self.assertTrue(met("fast", 1, 10_000))
+        self.assertFalse(met("fast", 2, 10_000))
+        self.assertFalse(met("fast", 0, 0))
+        self.assertTrue(met("naive", 1, 10_000))
+        self.assertFalse(met("naive", 0, 10_000))
 
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
@@ -148,7 +171,9 @@ def regenerate():
             (os.path.join(RESIZE_TIME, "results"), os.path.join(RESIZE_TIME, "summary.expected"),
              os.path.join(RESIZE_TIME, "expected")),
             (os.path.join(CLIENT_MIGRATION, "results"), os.path.join(CLIENT_MIGRATION, "summary.expected"),
-             os.path.join(CLIENT_MIGRATION, "expected"))):
+             os.path.join(CLIENT_MIGRATION, "expected")),
+            (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
+             os.path.join(MIGRATION_RACE, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:

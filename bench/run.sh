@@ -17,6 +17,8 @@
 # The resize-through-time runs always start their own 5 local memcached servers
 # (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
+# The migration race starts its own 4 local memcached servers too (and flushes
+# them before every fresh migration).
 #
 # Environment:
 #   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
@@ -40,6 +42,8 @@
 #                               and window size times this (default 1: about 2
 #                               minutes; 8: the model's 100,000 keys)
 #   MEMSHARD_RESIZE_TIME_THREADS  their client threads (default 3)
+#   MEMSHARD_MIGRATION_RACE_SCALE  the migration race: fresh migrations per arm
+#                               times this (default 1: under a minute)
 #   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
 #                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
@@ -107,7 +111,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -201,6 +205,10 @@ if [[ $callgrind == 1 ]] && command -v valgrind >/dev/null; then
 elif [[ $callgrind == 1 ]]; then
   log "valgrind not found: no instruction counts"
 fi
+
+log "migration race: concurrent readers and writers, stale reads (4 local memcached servers)"
+run "$results_dir/migration_race.log" "$bench_dir/memshard_migration_race_bench" \
+  --benchmark_out="$results_dir/migration_race.json" --benchmark_out_format=json || failures+=(migration_race)
 
 # Charts are optional: without them the report says why.
 log "charts"

@@ -3,7 +3,8 @@
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
-hit_rate.json, resize_time.json, client.json, fleet.json, and callgrind/*.json + *.callgrind and
+hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json,
+and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -26,6 +27,7 @@ from .common import Report, failed, load, rows_of  # noqa: E402
 from .fleet import fleet_section  # noqa: E402
 from .hit_rate import hit_rate_section  # noqa: E402
 from .lookup import callgrind_counts, lookup_section  # noqa: E402
+from .migration_race import migration_race_section  # noqa: E402
 from .movement import movement_section  # noqa: E402
 from .properties import properties_section  # noqa: E402
 from .resize_time import first_window_rows, resize_time_section  # noqa: E402
@@ -53,7 +55,8 @@ def main():
                     "benchmarks are built in Release.")
     rep.say()
     errors = []
-    for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet"):
+    for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet",
+                 "migration_race"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -68,6 +71,7 @@ def main():
     targets += client_section(rep, load(os.path.join(results_dir, "client.json")),
                               client_callgrind(results_dir))
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
+    targets += migration_race_section(rep, load(os.path.join(results_dir, "migration_race.json")))
     if errors:
         rep.say("Errors")
         rep.say("======")
