@@ -8,6 +8,7 @@
 // listed, a migration that ends under it, and the ConfigErrors.
 
 #include <libmemcached-1.0/memcached.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -208,6 +209,19 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   }
   fill(before, kModula, stored);
   fill(before, kModula, brief);
+  // Keys stored on a server that is not their owner under the old placement
+  // (and that would move): not that server's to copy.
+  std::vector<std::string> strays;
+  for (int i = 0; strays.size() < 20; ++i) {
+    const std::string key = "stray:" + std::to_string(i);
+    const Server was = owner(before, profile, key);
+    const Server wrong = before[(static_cast<std::size_t>(was.port == before[0].port ? 1 : 0))];
+    if (owner(after, profile, key).port == wrong.port) {
+      continue;
+    }
+    ASSERT_EQ(at(wrong).command("set " + key + " 0 0 1\r\ns"), "STORED\r\n");
+    strays.push_back(key);
+  }
 
   // What must move, and the source TTLs.
   std::vector<Stored> moved;
@@ -268,6 +282,9 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   for (const Stored& item : stayed) {
     EXPECT_EQ(look(owner(after, profile, item.key), item.key).value, item.value) << item.key;
   }
+  for (const std::string& key : strays) {
+    EXPECT_FALSE(look(owner(after, profile, key), key).found) << key;
+  }
   // The short-lived keys were skipped at the scan, on the server's clock.
   for (const Stored& item : brief) {
     const Server fresh = owner(after, profile, item.key);
@@ -284,12 +301,12 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   }
   const WarmerServerProgress total = progress.totals();
   // Later servers also list the copies made onto them: not theirs to move.
-  EXPECT_GE(total.scanned, stored.size() + brief.size());
+  EXPECT_GE(total.scanned, stored.size() + brief.size() + strays.size());
   EXPECT_EQ(total.expired, brief.size());
   EXPECT_EQ(total.eligible, moved.size());
   EXPECT_EQ(total.copied, moved.size() - 1);
   EXPECT_EQ(total.already_present, 1U);
-  EXPECT_EQ(total.vanished + total.revoked + total.failed, 0U);
+  EXPECT_EQ(total.vanished + total.revoked + total.failed, 0U);  // no stray was tried
   EXPECT_GT(total.bytes, 0U);
   EXPECT_TRUE(progress.done());
   EXPECT_EQ(client.migration_stats().copies_stored, moved.size() - 1);
@@ -420,6 +437,84 @@ TEST_F(WarmerTest, ItBacksOffWhileANewOwnerEvictsAndRestoresWhenItStops) {
   EXPECT_GT(warmer.backoffs(), 0U);
   EXPECT_TRUE(slowed);
   EXPECT_TRUE(restored);
+}
+
+TEST_F(WarmerTest, FetchedKeysAreCopiedFirst) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  const std::string profile = "libmemcached-modula";
+  const std::vector<Stored> stored = items(200);
+  fill(before, kModula, stored);
+  std::vector<std::string> hot;
+  std::vector<std::string> cold;
+  for (const Stored& item : stored) {
+    if (owner(after, profile, item.key).port == after[0].port) {
+      continue;  // stays
+    }
+    if (hot.size() < 10 && cold.size() >= 2 * hot.size()) {
+      ASSERT_TRUE(at(after[0]).command("get " + item.key).starts_with("VALUE "));
+      hot.push_back(item.key);
+    } else {
+      cold.push_back(item.key);
+    }
+  }
+  ASSERT_EQ(hot.size(), 10U);
+  Client client = memshard::make_client(profile, before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  EXPECT_TRUE(warmer.step(hot.size()));
+  for (const std::string& key : hot) {
+    EXPECT_TRUE(look(after[1], key).found) << key << " (fetched) was not copied first";
+  }
+  for (const std::string& key : cold) {
+    EXPECT_FALSE(look(after[1], key).found) << key << " (never fetched) was copied first";
+  }
+  run_to_end(warmer);
+  for (const std::string& key : cold) {
+    EXPECT_TRUE(look(after[1], key).found) << key;
+  }
+}
+
+TEST_F(WarmerTest, AServerBusyWithAnotherCrawlIsReportedAfterItsRetries) {
+  // Another listing that nobody reads keeps the server's crawler busy.
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  std::vector<Stored> many = items(60'000, "many:", 0);
+  for (Stored& item : many) {
+    item.value = "v";
+  }
+  fill(before, kModula, many);
+  int error = 0;
+  memshard::testing::detail::FileDescriptor blocker = memshard::testing::detail::connect_loopback(
+      at(before[0]).port(), std::chrono::steady_clock::now() + std::chrono::seconds{5}, error);
+  ASSERT_TRUE(blocker.valid()) << error;
+  const std::string_view request = "lru_crawler metadump all\r\n";
+  ASSERT_EQ(::send(blocker.get(), request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  // Bounded polling until the crawler is taken.
+  bool busy = false;
+  for (int i = 0; i < 200 && !busy; ++i) {
+    busy = at(before[0]).command("lru_crawler metadump all").starts_with("BUSY");
+  }
+  ASSERT_TRUE(busy) << "the blocking listing did not start";
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.busy_retries = 2;
+  warm.busy_retry_delay = std::chrono::milliseconds{10};
+  Warmer<AnyLocator> warmer(client, warm);
+  run_to_end(warmer);
+  const WarmerServerProgress& p = warmer.progress().servers[0];
+  EXPECT_NE(p.error.find("BUSY"), std::string::npos) << p.error;
+  EXPECT_TRUE(p.done());
+  EXPECT_EQ(p.scanned, 0U);
+  // The crawler is free again once the blocking listing's reader is gone.
+  blocker.reset();
+  ASSERT_EQ(at(before[0]).command("flush_all"), "OK\r\n");
+  for (int i = 0; i < 200 && busy; ++i) {
+    busy = at(before[0]).command("lru_crawler metadump all").starts_with("BUSY");
+  }
+  EXPECT_FALSE(busy);
 }
 
 TEST_F(WarmerTest, StepAndRunFor) {
