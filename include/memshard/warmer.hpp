@@ -84,7 +84,7 @@ struct WarmerOptions {
   std::chrono::milliseconds busy_retry_delay{200};
   /// on_progress: called with the progress at most every progress_interval
   /// while the warmer works, and once when it is done. May be empty.
-  std::function<void(const WarmerProgress&)> on_progress;
+  std::function<void(const WarmerProgress&)> on_progress = {};
   /// progress_interval: see on_progress.
   std::chrono::milliseconds progress_interval{500};
   /// clock: the clock read for rates, budgets, polls and elapsed times.
@@ -319,13 +319,13 @@ class Warmer {
       host = host.substr(1, host.size() - 2);
     }
     if (detail::MetaStatus status = link.connect(host, server.port, until); !status) {
-      fail(pass, "cannot connect: " + status.message);
+      fail(pass, "cannot connect: " + without(pass, status.message));
       return;
     }
     for (std::size_t attempt = 0;; ++attempt) {
       const detail::MetaStatsOutcome stats = link.stats(std::min(until, io_deadline()));
       if (!stats.ok()) {
-        fail(pass, "stats: " + stats.status.message);
+        fail(pass, "stats: " + without(pass, stats.status.message));
         return;
       }
       const std::optional<std::int64_t> server_now = number<std::int64_t>(stats.find("time"));
@@ -345,7 +345,7 @@ class Warmer {
         continue;
       }
       // What was listed before a failure is still worth copying.
-      fail(pass, "lru_crawler metadump all: " + listed.message);
+      fail(pass, "lru_crawler metadump all: " + without(pass, listed.message));
       return;
     }
     pass.progress.scan_done = true;
@@ -399,6 +399,12 @@ class Warmer {
   template <typename T>
   [[nodiscard]] static auto number(std::optional<std::string_view> text) -> std::optional<T> {
     return text ? detail::parse_metadump_number<T>(*text) : std::nullopt;
+  }
+
+  // `message` without a leading "<the pass's server>: ", which its error has.
+  [[nodiscard]] static auto without(const Pass& pass, const std::string& message) -> std::string {
+    const std::string prefix = pass.progress.server + ": ";
+    return message.starts_with(prefix) ? message.substr(prefix.size()) : message;
   }
 
   // A server that cannot be (fully) listed: report it; what was kept is copied.
