@@ -532,6 +532,25 @@ TEST_F(WarmerTest, AServerWhoseCrawlerIsHeldElsewhereIsReportedWithinItsListingT
   EXPECT_FALSE(busy);
 }
 
+TEST_F(WarmerTest, AtMostMaxKeysPerServerAreKept) {
+  const auto before = list(0, 2);
+  const auto after = list(0, 3);
+  fill(before, kModula, items(300));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.max_keys_per_server = 10;
+  Warmer<AnyLocator> warmer(client, warm);
+  run_to_end(warmer);
+  const WarmerProgress progress = warmer.progress();
+  for (const WarmerServerProgress& p : progress.servers) {
+    EXPECT_EQ(p.eligible, 10U) << p.to_json();
+    EXPECT_EQ(p.copied, 10U) << p.to_json();
+    EXPECT_GT(p.scanned, 100U) << p.to_json();  // the whole listing was read
+    expect_settled(p);
+  }
+}
+
 TEST_F(WarmerTest, StepAndRunFor) {
   const auto before = list(0, 1);
   const auto after = list(0, 2);

@@ -282,7 +282,11 @@ class Warmer {
     Server server;
     detail::MetaConnection link;
     std::optional<std::uint64_t> evictions;
+    std::int64_t retry_at = 0;  // clock ns: after a failed poll, when to poll it again
   };
+
+  // How long a new owner whose stats could not be read is not polled.
+  static constexpr std::int64_t kUnansweredPollPause = 5'000'000'000;
 
   [[nodiscard]] static auto checked(WarmerOptions options) -> WarmerOptions {
     validate_warmer_options(options);
@@ -533,6 +537,12 @@ class Warmer {
                 .count());
     bool rose = false;
     for (Owner& owner : owners_) {
+      if (at < owner.retry_at) {
+        continue;
+      }
+      // A new owner that does not answer is left alone for a while, so that
+      // it does not cost a timeout at every poll.
+      owner.retry_at = saturating_add(at, kUnansweredPollPause);
       const detail::MetaDeadline until = io_deadline();
       if (!owner.link.is_open() && owner.link.host().empty()) {
         std::string host = owner.server.host;
@@ -555,6 +565,7 @@ class Warmer {
         rose = true;
       }
       owner.evictions = evictions;
+      owner.retry_at = 0;
     }
     if (first) {
       return;
