@@ -119,10 +119,14 @@ inline void validate_warmer_options(const WarmerOptions& options) {
 }
 
 /// WarmerBudget: how much one Warmer::step() may do: at most `max_keys`
-/// copies and at most `max_time` (waits for the rate limit included; a
-/// listing, which cannot be split, is not).
+/// copies, each started before `max_time` has passed on the warmer's clock
+/// (waits for the rate limit count; a listing, which cannot be split, does
+/// not stop). A wait for the rate limit that would end past `max_time` is not
+/// begun: with `max_time` 0, a step copies what the budget allows at once.
 struct WarmerBudget {
+  /// max_keys: the most copies.
   std::size_t max_keys = std::numeric_limits<std::size_t>::max();
+  /// max_time: the time a step may take.
   std::chrono::nanoseconds max_time = std::chrono::nanoseconds::max();
 };
 
@@ -192,7 +196,9 @@ class Warmer {
   ~Warmer() = default;
 
   /// step: does at most `budget`'s worth of work (listing the next server
-  /// when its turn comes, then copying); answers whether work remains.
+  /// when its turn comes, then copying); answers whether work remains. With a
+  /// clock of the caller's that does not move while it waits, a step ends at
+  /// the first wait for the rate limit.
   auto step(WarmerBudget budget) -> bool {
     const std::int64_t start = now();
     const std::int64_t deadline = budget.max_time == std::chrono::nanoseconds::max()
