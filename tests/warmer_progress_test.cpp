@@ -128,6 +128,17 @@ TEST(WarmerProgressTest, JsonIsExact) {
       "\"keys_per_second\":63.1,\"bytes_per_second\":61200.0,\"percent\":39.9,\"eta_s\":16}}");
 }
 
+TEST(WarmerProgressTest, AnErrorIsInItsServersJsonOnlyAndNotInTheTotals) {
+  WarmerProgress progress = two_servers();
+  progress.servers[1].error = "10.0.0.2:11211: cannot \"connect\"";
+  const std::string json = progress.servers[1].to_json();
+  EXPECT_TRUE(json.ends_with(",\"eta_s\":33,\"error\":\"10.0.0.2:11211: cannot \\\"connect\\\"\"}"))
+      << json;
+  EXPECT_EQ(progress.totals().error, "");
+  EXPECT_EQ(progress.totals().to_json().find("error"), std::string::npos);
+  EXPECT_EQ(progress.servers[0].to_json().find("error"), std::string::npos);
+}
+
 TEST(WarmerProgressTest, JsonOfNothingAndOfUnknowns) {
   EXPECT_EQ(WarmerProgress{}.to_json(),
             "{\"servers\":[],\"total\":{\"scan_done\":true,\"done\":true,\"scanned\":0,"

@@ -14,6 +14,7 @@
 #include "memshard/migration_options.hpp"
 #include "memshard/result.hpp"
 #include "memshard/sharded_client.hpp"
+#include "memshard/warmer.hpp"
 #include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_CLIENT_HPP_

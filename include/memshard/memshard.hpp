@@ -22,6 +22,7 @@
 #include "memshard/server.hpp"
 #include "memshard/sharded_client.hpp"
 #include "memshard/version.hpp"
+#include "memshard/warmer.hpp"
 #include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_MEMSHARD_HPP_

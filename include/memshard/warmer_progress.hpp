@@ -122,6 +122,9 @@ struct WarmerServerProgress {
   bool scan_done = false;
   /// elapsed: time since the pass over this server began.
   std::chrono::milliseconds elapsed{0};
+  /// error: why the server could not be listed, or not to the end ("" when
+  /// it was); such a server's listing counts as ended.
+  std::string error;
 
   /// settled: eligible items whose turn has come (copied, already_present,
   /// revoked, vanished or failed).
@@ -189,7 +192,7 @@ struct WarmerServerProgress {
   /// "expired", "copied", "already_present", "revoked", "vanished", "failed",
   /// "pending", "bytes", "elapsed_ms" (integers), "keys_per_second",
   /// "bytes_per_second", "percent" (one decimal), "eta_s" (integer, or null
-  /// while unknown). No spaces.
+  /// while unknown), then "error" (string) only when there is one. No spaces.
   [[nodiscard]] auto to_json() const -> std::string { return json(true); }
 
   /// json: to_json, with or without the "server" field.
@@ -226,6 +229,10 @@ struct WarmerServerProgress {
     out.append(",\"eta_s\":");
     const std::optional<std::chrono::seconds> left = eta();
     out.append(left ? std::to_string(left->count()) : "null");
+    if (!error.empty()) {
+      out.append(",\"error\":");
+      detail::append_json_string(out, error);
+    }
     out.push_back('}');
     return out;
   }

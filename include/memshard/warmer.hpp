@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_WARMER_HPP_
+#define MEMSHARD_WARMER_HPP_
+
+// warmer.hpp: Warmer, the background warmer of a live migration: it lists the
+// keys of every old server (`lru_crawler metadump all`), keeps those whose
+// owner changes and that live long enough (on that server's own clock), and
+// copies them to their new owners hottest first with
+// ShardedClient::migrate_key, under an ops/s and bytes/s budget that backs
+// off while the new owners evict. WarmerOptions holds its settings; its
+// progress is a WarmerProgress (warmer_progress.hpp). It owns no thread: the
+// caller drives it with step() or run_for().
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "memshard/client/meta_connection.hpp"
+#include "memshard/detail/metadump.hpp"
+#include "memshard/detail/rate_limiter.hpp"
+#include "memshard/detail/throw.hpp"
+#include "memshard/locator.hpp"
+#include "memshard/migration_options.hpp"
+#include "memshard/server.hpp"
+#include "memshard/sharded_client.hpp"
+#include "memshard/version.hpp"
+#include "memshard/warmer_progress.hpp"
+
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+
+/// WarmerClock: the monotonic clock a Warmer reads, in ns (its rate limit,
+/// time budgets, polls and elapsed times). Tests pass a function of their own.
+using WarmerClock = detail::RateClock;
+
+/// WarmerOptions: the settings of a Warmer.
+struct WarmerOptions {
+  /// ops_per_second: copies (migrate_key calls) per second; 0: unlimited.
+  std::uint64_t ops_per_second = 1000;
+  /// bytes_per_second: item bytes copied per second, as the listing sizes
+  /// them (an upper bound on the value bytes); 0: unlimited.
+  std::uint64_t bytes_per_second = 8'000'000;
+  /// burst: how much of the budget may be taken at once after an idle spell,
+  /// as time at the rate.
+  std::chrono::milliseconds burst{100};
+  /// min_ttl: a listed item with less time left than this (on its server's
+  /// clock) is not copied. At least 1 s is always required.
+  std::chrono::seconds min_ttl{1};
+  /// chunk_size: the listing's eligible items are kept in chunks of this
+  /// many, in listing order, each copied hottest first (fetched items, then
+  /// the most recently accessed). Must be positive.
+  std::size_t chunk_size = 10'000;
+  /// max_keys_per_server: the most eligible items kept from one server's
+  /// listing (their memory: about 100 bytes plus the key each); the rest of
+  /// the listing is still read (the crawler must be drained) and counted as
+  /// scanned, and those keys are left to the read-through. 0: no cap.
+  std::size_t max_keys_per_server = 2'000'000;
+  /// backoff_factor: how much the budget is divided by each time a new
+  /// owner's `evictions` rose since the last poll (cumulatively, down to
+  /// 1/1024); the full budget comes back at the first poll without new
+  /// evictions. 1 turns the back-off off. Needs a rate: an unlimited budget
+  /// stays unlimited.
+  double backoff_factor = 2;
+  /// eviction_poll_interval: how often the new owners' `stats` are read for
+  /// `evictions`; 0: before every copy.
+  std::chrono::milliseconds eviction_poll_interval{1000};
+  /// listing_timeout: the longest one server's stats and listing may take.
+  std::chrono::milliseconds listing_timeout{300'000};
+  /// busy_retries: how many more times a listing answered BUSY (another
+  /// crawl runs on that server) is asked again, busy_retry_delay apart,
+  /// before the server is reported as not listed.
+  std::size_t busy_retries = 5;
+  /// busy_retry_delay: the wait before asking a BUSY server again.
+  std::chrono::milliseconds busy_retry_delay{200};
+  /// on_progress: called with the progress at most every progress_interval
+  /// while the warmer works, and once when it is done. May be empty.
+  std::function<void(const WarmerProgress&)> on_progress = {};
+  /// progress_interval: see on_progress.
+  std::chrono::milliseconds progress_interval{500};
+  /// clock: the clock read for rates, budgets, polls and elapsed times.
+  WarmerClock clock = &detail::rate_clock_now;
+};
+
+/// validate_warmer_options: throws ConfigError for options that cannot work
+/// (a zero chunk size, a back-off factor below 1 or not a number, negative
+/// times, a null clock).
+inline void validate_warmer_options(const WarmerOptions& options) {
+  if (options.chunk_size == 0) {
+    detail::throw_config_error("warmer chunk_size must be positive", "0");
+  }
+  if (!(options.backoff_factor >= 1)) {
+    detail::throw_config_error("warmer backoff_factor must be at least 1",
+                               std::to_string(options.backoff_factor));
+  }
+  if (options.min_ttl.count() < 0 || options.burst.count() < 0 ||
+      options.eviction_poll_interval.count() < 0 || options.busy_retry_delay.count() < 0 ||
+      options.progress_interval.count() < 0) {
+    detail::throw_config_error("warmer times must not be negative",
+                               "min_ttl, burst, eviction_poll_interval, busy_retry_delay or "
+                               "progress_interval");
+  }
+  if (options.listing_timeout.count() <= 0) {
+    detail::throw_config_error("warmer listing_timeout must be positive",
+                               std::to_string(options.listing_timeout.count()) + " ms");
+  }
+  if (options.clock == nullptr) {
+    detail::throw_config_error("warmer clock is null", "WarmerOptions::clock");
+  }
+}
+
+/// WarmerBudget: how much one Warmer::step() may do: at most `max_keys`
+/// copies, each started before `max_time` has passed on the warmer's clock
+/// (waits for the rate limit count; a listing, which cannot be split, does
+/// not stop). A wait for the rate limit that would end past `max_time` is not
+/// begun: with `max_time` 0, a step copies what the budget allows at once.
+struct WarmerBudget {
+  /// max_keys: the most copies.
+  std::size_t max_keys = std::numeric_limits<std::size_t>::max();
+  /// max_time: the time a step may take.
+  std::chrono::nanoseconds max_time = std::chrono::nanoseconds::max();
+};
+
+/// Warmer: copies the keys a running migration moves from their old servers
+/// to their new owners before anyone reads them (see the file comment).
+///
+/// For each server of the old placement, in the old list's order: its
+/// `stats` (the server's `time`, and `curr_items` for the estimate), then
+/// `lru_crawler metadump all` (memcached 1.6.18's `hash` mode held an item
+/// lock while writing to the network), read to its end in one go with no
+/// other request on that server meanwhile; every listed item is parsed and
+/// kept when (1) its remaining TTL, on that server's clock, is at least
+/// min_ttl (else counted `expired`), (2) the old placement puts it on this
+/// server (copies other servers made here are not this server's to move) and
+/// (3) the new placement puts it elsewhere (compared by member: host and
+/// port). Then each kept item goes through migrate_key() under the rate
+/// limit, and its outcome is counted in that server's WarmerServerProgress
+/// (kTooShort moves it from `eligible` to `expired`). A server that cannot
+/// be listed (no connection, BUSY after busy_retries, crawler dumps disabled
+/// with -X, a timeout) gets its `error` set and is done: nothing is thrown.
+/// If the migration ends meanwhile, what is left is counted as failed and
+/// every server says so in its error.
+///
+/// It works on its own clone of the client (its own connections) and the
+/// migration's snapshot at construction. Memory: the kept items of the
+/// server being worked on (max_keys_per_server). It owns no thread and is
+/// not thread-safe: one thread drives it. step() and run_for() throw nothing
+/// but std::bad_alloc and what on_progress throws.
+///
+/// **Example**:
+///   client.begin_migration(new_servers);
+///   memshard::Warmer warmer(client, {.ops_per_second = 2000});
+///   while (warmer.run_for(std::chrono::milliseconds(100))) serve_other_work();
+///   std::cout << warmer.progress().to_json() << '\n';
+template <Locator L>
+class Warmer {
+ public:
+  /// Warmer: a warmer of `client`'s running migration. Throws ConfigError
+  /// when no migration runs or `options` are invalid.
+  explicit Warmer(const ShardedClient<L>& client, WarmerOptions options = {})
+      : options_(checked(std::move(options))),
+        client_(client.clone()),
+        snapshot_(client_.snapshot()),
+        limiter_(
+            detail::RateBudget{options_.ops_per_second, options_.bytes_per_second, options_.burst},
+            options_.clock) {
+    if (!snapshot_->migration) {
+      detail::throw_config_error("the warmer needs a running migration", "begin_migration() first");
+    }
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    for (std::size_t o = 0; o < migration.servers.size(); ++o) {
+      Pass pass;
+      pass.member = migration.member_of[o];
+      pass.progress.server = migration.servers[o].endpoint();
+      passes_.push_back(std::move(pass));
+    }
+    owners_.resize(snapshot_->placed);
+    for (std::size_t m = 0; m < snapshot_->placed; ++m) {
+      owners_[m].server = snapshot_->members.servers[m];
+    }
+  }
+
+  Warmer(Warmer&&) noexcept = default;
+  auto operator=(Warmer&&) noexcept -> Warmer& = default;
+  Warmer(const Warmer&) = delete;
+  auto operator=(const Warmer&) -> Warmer& = delete;
+  ~Warmer() = default;
+
+  /// step: does at most `budget`'s worth of work (listing the next server
+  /// when its turn comes, then copying); answers whether work remains. With a
+  /// clock of the caller's that does not move while it waits, a step ends at
+  /// the first wait for the rate limit.
+  auto step(WarmerBudget budget) -> bool {
+    const std::int64_t start = now();
+    const std::int64_t deadline = budget.max_time == std::chrono::nanoseconds::max()
+                                      ? std::numeric_limits<std::int64_t>::max()
+                                      : saturating_add(start, budget.max_time.count());
+    std::size_t copies = 0;
+    while (current_ < passes_.size()) {
+      Pass& pass = passes_[current_];
+      if (!pass.listed) {
+        list(pass);
+        report(false);
+        continue;
+      }
+      if (pass.next == pass.queue.size()) {
+        finish(pass);
+        continue;
+      }
+      if (copies >= budget.max_keys || now() > deadline) {
+        break;
+      }
+      poll_evictions();
+      const detail::MetadumpEntry& entry = pass.queue[pass.next];
+      if (!acquire(entry.size, deadline)) {
+        break;
+      }
+      if (!copy(pass, entry)) {
+        continue;  // the migration ended: everything left was counted
+      }
+      ++pass.next;
+      ++copies;
+      if (pass.next == pass.chunk_end) {
+        next_chunk(pass);
+      }
+      report(false);
+    }
+    elapse();
+    report(done());
+    return !done();
+  }
+
+  /// step: at most `max_keys` copies, waiting for the rate limit as needed.
+  auto step(std::size_t max_keys) -> bool { return step(WarmerBudget{max_keys}); }
+
+  /// run_for: works for at most `duration` (a listing that starts meanwhile
+  /// is read to its end); answers whether work remains.
+  auto run_for(std::chrono::nanoseconds duration) -> bool {
+    return step(WarmerBudget{std::numeric_limits<std::size_t>::max(), duration});
+  }
+
+  /// done: every old server was listed (or could not be) and each of its
+  /// eligible items settled.
+  [[nodiscard]] auto done() const noexcept -> bool { return current_ == passes_.size(); }
+
+  /// progress: every old server's counts, in the old list's order.
+  [[nodiscard]] auto progress() const -> WarmerProgress {
+    WarmerProgress out;
+    out.servers.reserve(passes_.size());
+    for (const Pass& pass : passes_) {
+      out.servers.push_back(pass.progress);
+    }
+    return out;
+  }
+
+  /// slowdown: the rate limit's back-off factor now (1: the full budget).
+  [[nodiscard]] auto slowdown() const noexcept -> double { return limiter_.slowdown(); }
+
+  /// backoffs: how many times the warmer slowed down for evictions.
+  [[nodiscard]] auto backoffs() const noexcept -> std::uint64_t { return backoffs_; }
+
+  /// options: the options in force.
+  [[nodiscard]] auto options() const noexcept -> const WarmerOptions& { return options_; }
+
+ private:
+  // One old server's pass: its listing's kept items and where the copying is.
+  struct Pass {
+    std::size_t member = 0;  // its member index in snapshot_
+    bool listed = false;
+    std::vector<detail::MetadumpEntry> queue;  // kept items, each chunk hottest first
+    std::size_t next = 0;                      // the next item to copy
+    std::size_t chunk_end = 0;                 // the end of the chunk being copied
+    std::int64_t started = 0;                  // clock ns
+    WarmerServerProgress progress;
+  };
+
+  // A new owner, polled for its evictions.
+  struct Owner {
+    Server server;
+    detail::MetaConnection link;
+    std::optional<std::uint64_t> evictions;
+    std::int64_t retry_at = 0;  // clock ns: after a failed poll, when to poll it again
+  };
+
+  // How long a new owner whose stats could not be read is not polled.
+  static constexpr std::int64_t kUnansweredPollPause = 5'000'000'000;
+
+  [[nodiscard]] static auto checked(WarmerOptions options) -> WarmerOptions {
+    validate_warmer_options(options);
+    return options;
+  }
+
+  [[nodiscard]] auto now() const noexcept -> std::int64_t { return options_.clock(); }
+
+  [[nodiscard]] static auto saturating_add(std::int64_t a, std::int64_t b) noexcept
+      -> std::int64_t {
+    return a > std::numeric_limits<std::int64_t>::max() - b
+               ? std::numeric_limits<std::int64_t>::max()
+               : a + b;
+  }
+
+  [[nodiscard]] static auto ms(std::int64_t ns) noexcept -> std::chrono::milliseconds {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(ns));
+  }
+
+  [[nodiscard]] auto io_deadline() const -> detail::MetaDeadline {
+    const ClientOptions& client = client_.options();
+    return std::chrono::steady_clock::now() + client.connect_timeout + client.io_timeout;
+  }
+
+  // Lists `pass`'s server: stats, then the metadump, keeping what moves.
+  void list(Pass& pass) {
+    pass.listed = true;
+    pass.started = now();
+    const Server& server = snapshot_->members.servers[pass.member];
+    detail::MetaConnection link;
+    const detail::MetaDeadline until = std::chrono::steady_clock::now() + options_.listing_timeout;
+    std::string host = server.host;
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (detail::MetaStatus status = link.connect(host, server.port, until); !status) {
+      fail(pass, "cannot connect: " + without(pass, status.message));
+      return;
+    }
+    for (std::size_t attempt = 0;; ++attempt) {
+      const detail::MetaStatsOutcome stats = link.stats(std::min(until, io_deadline()));
+      if (!stats.ok()) {
+        fail(pass, "stats: " + without(pass, stats.status.message));
+        return;
+      }
+      const std::optional<std::int64_t> server_now = number<std::int64_t>(stats.find("time"));
+      if (!server_now) {
+        fail(pass, "stats has no time");
+        return;
+      }
+      pass.progress.expected_items = number<std::uint64_t>(stats.find("curr_items")).value_or(0);
+      const detail::MetaStatus listed = scan(pass, link, *server_now, until);
+      if (listed.ok()) {
+        break;
+      }
+      const bool busy = listed.code == detail::MetaErrc::kRefused &&
+                        listed.message.find("'BUSY") != std::string::npos;
+      if (busy && pass.progress.scanned == 0 && attempt < options_.busy_retries) {
+        std::this_thread::sleep_for(options_.busy_retry_delay);
+        continue;
+      }
+      // What was listed before a failure is still worth copying.
+      fail(pass, "lru_crawler metadump all: " + without(pass, listed.message));
+      return;
+    }
+    pass.progress.scan_done = true;
+    start_chunks(pass);
+  }
+
+  // Streams the listing of `pass`'s server, whose clock read `server_now`.
+  auto scan(Pass& pass, detail::MetaConnection& link, std::int64_t server_now,
+            detail::MetaDeadline until) -> detail::MetaStatus {
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    const L& placement = *snapshot_->locator;
+    WarmerServerProgress& p = pass.progress;
+    std::string bad;
+    detail::MetaStatus status =
+        link.lines("lru_crawler metadump all", until, [&](std::string_view line) {
+          if (detail::classify_metadump_line(line) != detail::MetadumpLineKind::kEntry) {
+            return;
+          }
+          detail::MetadumpParse parsed = detail::parse_metadump_line(line);
+          if (!parsed.ok()) {
+            if (bad.empty()) {
+              bad = parsed.error;
+            }
+            return;
+          }
+          ++p.scanned;
+          detail::MetadumpEntry& entry = *parsed.entry;
+          if (detail::copy_ttl(entry, server_now, options_.min_ttl).verdict ==
+              detail::TtlVerdict::kSkip) {
+            ++p.expired;
+            return;
+          }
+          if (migration.old_owner(entry.key) != pass.member ||
+              placement.locate(entry.key) == pass.member) {
+            return;  // not this server's under the old placement, or it stays
+          }
+          if (options_.max_keys_per_server != 0 &&
+              pass.queue.size() >= options_.max_keys_per_server) {
+            return;  // over the cap: left to the read-through
+          }
+          ++p.eligible;
+          pass.queue.push_back(std::move(entry));
+        });
+    if (status.ok() && !bad.empty()) {
+      status.code = detail::MetaErrc::kMalformed;
+      status.message = bad;
+    }
+    return status;
+  }
+
+  template <typename T>
+  [[nodiscard]] static auto number(std::optional<std::string_view> text) -> std::optional<T> {
+    return text ? detail::parse_metadump_number<T>(*text) : std::nullopt;
+  }
+
+  // `message` without a leading "<the pass's server>: ", which its error has.
+  [[nodiscard]] static auto without(const Pass& pass, const std::string& message) -> std::string {
+    const std::string prefix = pass.progress.server + ": ";
+    return message.starts_with(prefix) ? message.substr(prefix.size()) : message;
+  }
+
+  // A server that cannot be (fully) listed: report it; what was kept is copied.
+  void fail(Pass& pass, std::string why) {
+    pass.progress.error = pass.progress.server + ": " + std::move(why);
+    pass.progress.scan_done = true;
+    start_chunks(pass);
+  }
+
+  // Orders the first chunk of `pass`'s queue hottest first.
+  void start_chunks(Pass& pass) {
+    pass.next = 0;
+    pass.chunk_end = 0;
+    next_chunk(pass);
+  }
+
+  // Orders the chunk that starts at pass.next hottest first.
+  void next_chunk(Pass& pass) {
+    const std::size_t begin = pass.next;
+    const std::size_t end = std::min(pass.queue.size(), begin + options_.chunk_size);
+    detail::sort_hottest_first(
+        std::span<detail::MetadumpEntry>(pass.queue.data() + begin, end - begin));
+    pass.chunk_end = end;
+  }
+
+  void finish(Pass& pass) {
+    pass.progress.elapsed = ms(now() - pass.started);
+    std::vector<detail::MetadumpEntry>().swap(pass.queue);
+    pass.next = 0;
+    pass.chunk_end = 0;
+    ++current_;
+  }
+
+  void elapse() {
+    if (current_ < passes_.size() && passes_[current_].listed) {
+      Pass& pass = passes_[current_];
+      pass.progress.elapsed = ms(now() - pass.started);
+    }
+  }
+
+  // Waits for the rate limit to allow one copy of `bytes`, until `deadline`.
+  // False when the deadline (or a clock that does not move) comes first.
+  auto acquire(std::uint64_t bytes, std::int64_t deadline) -> bool {
+    for (;;) {
+      if (limiter_.try_acquire(1, bytes)) {
+        return true;
+      }
+      const std::int64_t before = now();
+      const std::int64_t wait = limiter_.wait_time(1, bytes).count();
+      if (wait <= 0) {
+        continue;
+      }
+      if (before >= deadline || wait > deadline - before) {
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      if (now() == before) {
+        return false;  // a clock of the caller's that only the caller moves
+      }
+    }
+  }
+
+  // Copies one item and counts what happened; false when the migration has
+  // ended (and what was left is counted).
+  auto copy(Pass& pass, const detail::MetadumpEntry& entry) -> bool {
+    WarmerServerProgress& p = pass.progress;
+    switch (client_.migrate_key(entry.key)) {
+      case KeyMigration::kCopied:
+        ++p.copied;
+        p.bytes += entry.size;
+        break;
+      case KeyMigration::kAlreadyPresent:
+        ++p.already_present;
+        break;
+      case KeyMigration::kNotOnOldOwner:
+        ++p.vanished;
+        break;
+      case KeyMigration::kRevoked:
+        ++p.revoked;
+        break;
+      case KeyMigration::kTooShort:
+        --p.eligible;
+        ++p.expired;
+        break;
+      case KeyMigration::kNoMigration:
+        migration_ended();
+        return false;
+      case KeyMigration::kSameOwner:  // failed over onto its old owner
+      case KeyMigration::kInvalidKey:
+      case KeyMigration::kOldOwnerUnavailable:
+      case KeyMigration::kNewOwnerFailed:
+        ++p.failed;
+        break;
+    }
+    return true;
+  }
+
+  // The migration was committed or aborted: nothing is left to copy.
+  void migration_ended() {
+    for (std::size_t i = current_; i < passes_.size(); ++i) {
+      Pass& pass = passes_[i];
+      if (pass.listed) {
+        pass.progress.failed += pass.queue.size() - pass.next;
+        pass.next = pass.queue.size();
+        pass.chunk_end = pass.next;
+      }
+      pass.listed = true;
+      pass.progress.scan_done = true;
+      if (pass.progress.error.empty()) {
+        pass.progress.error = pass.progress.server + ": the migration ended before the warmer";
+      }
+    }
+  }
+
+  // Reads the new owners' evictions when a poll is due: slows down when any
+  // rose since the last poll, restores the budget when none did.
+  void poll_evictions() {
+    const std::int64_t at = now();
+    if (polled_ && at < next_poll_) {
+      return;
+    }
+    const bool first = !polled_;
+    polled_ = true;
+    next_poll_ = saturating_add(
+        at, std::chrono::duration_cast<std::chrono::nanoseconds>(options_.eviction_poll_interval)
+                .count());
+    bool rose = false;
+    for (Owner& owner : owners_) {
+      if (at < owner.retry_at) {
+        continue;
+      }
+      // A new owner that does not answer is left alone for a while, so that
+      // it does not cost a timeout at every poll.
+      owner.retry_at = saturating_add(at, kUnansweredPollPause);
+      const detail::MetaDeadline until = io_deadline();
+      if (!owner.link.is_open() && owner.link.host().empty()) {
+        std::string host = owner.server.host;
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+          host = host.substr(1, host.size() - 2);
+        }
+        if (!owner.link.connect(host, owner.server.port, until)) {
+          continue;  // polled again next time (it reconnects)
+        }
+      }
+      const detail::MetaStatsOutcome stats = owner.link.stats(until);
+      if (!stats.ok()) {
+        continue;
+      }
+      const std::optional<std::uint64_t> evictions = number<std::uint64_t>(stats.find("evictions"));
+      if (!evictions) {
+        continue;
+      }
+      if (owner.evictions && *evictions > *owner.evictions) {
+        rose = true;
+      }
+      owner.evictions = evictions;
+      owner.retry_at = 0;
+    }
+    if (first) {
+      return;
+    }
+    if (rose) {
+      if (options_.backoff_factor > 1) {
+        limiter_.slow_down(options_.backoff_factor);
+        ++backoffs_;
+      }
+    } else if (limiter_.slowdown() > 1) {
+      limiter_.restore();
+    }
+  }
+
+  // Calls on_progress when it is due (or `final`, once).
+  void report(bool final) {
+    if (!options_.on_progress || reported_final_) {
+      return;
+    }
+    const std::int64_t at = now();
+    if (!final && reported_ && at < next_report_) {
+      return;
+    }
+    reported_ = true;
+    reported_final_ = final;
+    next_report_ = saturating_add(
+        at,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(options_.progress_interval).count());
+    options_.on_progress(progress());
+  }
+
+  WarmerOptions options_;
+  ShardedClient<L> client_;
+  std::shared_ptr<const FleetSnapshot<L>> snapshot_;
+  detail::RateLimiter limiter_;
+  std::vector<Pass> passes_;
+  std::vector<Owner> owners_;
+  std::size_t current_ = 0;  // the pass being worked on
+  bool polled_ = false;
+  std::int64_t next_poll_ = 0;
+  std::uint64_t backoffs_ = 0;
+  bool reported_ = false;
+  bool reported_final_ = false;
+  std::int64_t next_report_ = 0;
+};
+
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
+
+#endif  // MEMSHARD_WARMER_HPP_

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+// The Warmer (warmer.hpp) against real memcached servers started by the tests,
+// filled by libmemcached itself: growing 4 -> 5 (every moved key on its new
+// owner with its value, flags and TTL, its old copy gone, the counts adding
+// up), shrinking 5 -> 4 (a retiring server is only read), the server-clock TTL
+// skip, the rate limit (an injected clock, and the real one), the back-off on
+// a tiny new owner's evictions, step and run_for, servers that cannot be
+// listed, a migration that ends under it, and the ConfigErrors.
+
+#include <libmemcached-1.0/memcached.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/memshard.hpp"
+#include "support/memcached_server.hpp"
+
+namespace {
+
+using memshard::AnyLocator;
+using memshard::ClientOptions;
+using memshard::ConfigError;
+using memshard::Server;
+using memshard::Warmer;
+using memshard::WarmerBudget;
+using memshard::WarmerOptions;
+using memshard::WarmerProgress;
+using memshard::WarmerServerProgress;
+using memshard::testing::MemcachedServer;
+using Client = memshard::ShardedClient<AnyLocator>;
+
+constexpr std::size_t kServers = 5;
+
+// Unlimited: the tests that do not test the rate limit.
+auto unlimited() -> WarmerOptions {
+  WarmerOptions options;
+  options.ops_per_second = 0;
+  options.bytes_per_second = 0;
+  return options;
+}
+
+// A clock that only the test moves.
+std::atomic<std::int64_t> fake_now{1'000'000'000};
+auto fake_clock() noexcept -> std::int64_t { return fake_now.load(); }
+
+// Configures a libmemcached handle like a profile.
+using Configure = std::function<void(memcached_st*)>;
+const Configure kModula = [](memcached_st* memc) {
+  memcached_behavior_set_distribution(memc, MEMCACHED_DISTRIBUTION_MODULA);
+};
+const Configure kKetamaWeighted = [](memcached_st* memc) {
+  memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+};
+
+// An item as the test stored it.
+struct Stored {
+  std::string key;
+  std::string value;
+  std::uint32_t flags = 0;
+  time_t ttl = 0;  // 0: never expires
+};
+
+class WarmerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    servers_ = new std::vector<MemcachedServer>();
+    for (std::size_t i = 0; i < kServers; ++i) {
+      servers_->emplace_back();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete servers_;
+    servers_ = nullptr;
+  }
+  void SetUp() override {
+    for (auto& server : *servers_) {
+      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
+    }
+  }
+
+  // Servers [first, first + count).
+  static auto list(std::size_t first, std::size_t count) -> std::vector<Server> {
+    std::vector<Server> out;
+    for (std::size_t i = first; i < first + count; ++i) {
+      out.push_back(memshard::parse_server((*servers_)[i].spec()));
+    }
+    return out;
+  }
+
+  static auto options() -> ClientOptions {
+    ClientOptions options;
+    options.connect_timeout = std::chrono::milliseconds{500};
+    options.io_timeout = std::chrono::milliseconds{500};
+    options.failure_limit = 100;
+    return options;
+  }
+
+  // Stores `items` through a plain libmemcached handle over `servers`.
+  static void fill(const std::vector<Server>& servers, const Configure& configure,
+                   const std::vector<Stored>& items) {
+    memcached_st* memc = memcached_create(nullptr);
+    ASSERT_NE(memc, nullptr);
+    configure(memc);
+    for (const Server& s : servers) {
+      ASSERT_EQ(memcached_server_add(memc, s.host.c_str(), s.port), MEMCACHED_SUCCESS);
+    }
+    for (const Stored& item : items) {
+      const memcached_return_t rc =
+          memcached_set(memc, item.key.data(), item.key.size(), item.value.data(),
+                        item.value.size(), item.ttl, item.flags);
+      EXPECT_EQ(rc, MEMCACHED_SUCCESS) << item.key << ": " << memcached_strerror(memc, rc);
+    }
+    memcached_free(memc);
+  }
+
+  static auto items(std::size_t count, std::string_view prefix = "key:", std::size_t pad = 20)
+      -> std::vector<Stored> {
+    std::vector<Stored> out;
+    for (std::size_t i = 0; i < count; ++i) {
+      Stored item;
+      item.key = std::string(prefix) + std::to_string(i);
+      item.value = "value-" + std::to_string(i) + "-" + std::string(pad + i % 7, 'x');
+      item.flags = static_cast<std::uint32_t>(i * 37 % 65536);
+      item.ttl = i % 3 == 0 ? 0 : static_cast<time_t>(300 + i);
+      out.push_back(std::move(item));
+    }
+    return out;
+  }
+
+  // The test server at `s`.
+  static auto at(const Server& s) -> MemcachedServer& {
+    for (auto& server : *servers_) {
+      if (server.port() == s.port) {
+        return server;
+      }
+    }
+    ADD_FAILURE() << "no server " << s.endpoint();
+    return (*servers_)[0];
+  }
+
+  // What `mg key t f v` says on `s`.
+  struct Seen {
+    bool found = false;
+    long long ttl = 0;
+    std::uint32_t flags = 0;
+    std::string value;
+  };
+  static auto look(const Server& s, std::string_view key) -> Seen {
+    const std::string reply = at(s).command("mg " + std::string(key) + " t f v");
+    Seen out;
+    if (!reply.starts_with("VA ")) {
+      return out;
+    }
+    out.found = true;
+    const std::size_t eol = reply.find("\r\n");
+    const std::string head = reply.substr(0, eol);
+    const auto t = head.find(" t");
+    const auto f = head.find(" f");
+    out.ttl = std::stoll(head.substr(t + 2));
+    out.flags = static_cast<std::uint32_t>(std::stoul(head.substr(f + 2)));
+    const std::size_t length = std::stoul(head.substr(3));
+    out.value = reply.substr(eol + 2, length);
+    return out;
+  }
+
+  static auto owner(const std::vector<Server>& servers, std::string_view profile,
+                    std::string_view key) -> Server {
+    return servers[memshard::make_locator(profile, servers).locate(key)];
+  }
+
+  // Runs `warmer` to its end in steps of `keys`, within a bound of steps.
+  template <class W>
+  static void run_to_end(W& warmer, std::size_t keys = 64) {
+    for (int i = 0; i < 100'000 && warmer.step(keys); ++i) {
+    }
+    ASSERT_TRUE(warmer.done());
+  }
+
+  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+};
+
+// Every count of one server adds up: each eligible item settled once.
+void expect_settled(const WarmerServerProgress& p) {
+  EXPECT_TRUE(p.scan_done) << p.server;
+  EXPECT_TRUE(p.done()) << p.server;
+  EXPECT_EQ(p.settled(), p.eligible) << p.to_json();
+  EXPECT_EQ(p.error, "") << p.server;
+}
+
+TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  const std::string profile = "libmemcached-modula";
+  std::vector<Stored> stored = items(600);
+  // A few keys that live shorter than the warmer's minimum (server clock).
+  std::vector<Stored> brief = items(30, "brief:");
+  for (Stored& item : brief) {
+    item.ttl = 3;
+  }
+  fill(before, kModula, stored);
+  fill(before, kModula, brief);
+  // Keys stored on a server that is not their owner under the old placement
+  // (and that would move): not that server's to copy.
+  std::vector<std::string> strays;
+  for (int i = 0; strays.size() < 20; ++i) {
+    const std::string key = "stray:" + std::to_string(i);
+    const Server was = owner(before, profile, key);
+    const Server wrong = before[(static_cast<std::size_t>(was.port == before[0].port ? 1 : 0))];
+    if (owner(after, profile, key).port == wrong.port) {
+      continue;
+    }
+    ASSERT_EQ(at(wrong).command("set " + key + " 0 0 1\r\ns"), "STORED\r\n");
+    strays.push_back(key);
+  }
+
+  // What must move, and the source TTLs.
+  std::vector<Stored> moved;
+  std::vector<Stored> stayed;
+  std::vector<long long> source_ttl;
+  for (const Stored& item : stored) {
+    const Server was = owner(before, profile, item.key);
+    if (was.port == owner(after, profile, item.key).port) {
+      stayed.push_back(item);
+      continue;
+    }
+    moved.push_back(item);
+    const Seen source = look(was, item.key);
+    ASSERT_TRUE(source.found) << item.key << " was not stored where the profile says";
+    source_ttl.push_back(source.ttl);
+  }
+  ASSERT_GT(moved.size(), 300U);  // modulo 4 -> 5 moves about 80%
+  // One moved key is on its new owner already, with another value.
+  const Stored& present = moved.front();
+  ASSERT_EQ(
+      at(owner(after, profile, present.key)).command("set " + present.key + " 7 0 5\r\nfresh"),
+      "STORED\r\n");
+  const auto read_at = std::chrono::steady_clock::now();
+
+  Client client = memshard::make_client(profile, before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.min_ttl = std::chrono::seconds{10};
+  Warmer<AnyLocator> warmer(client, warm);
+  EXPECT_FALSE(warmer.done());
+  run_to_end(warmer);
+  const auto slack =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - read_at)
+          .count() +
+      1;
+
+  for (std::size_t i = 0; i < moved.size(); ++i) {
+    const Stored& item = moved[i];
+    const Server fresh = owner(after, profile, item.key);
+    const Seen copy = look(fresh, item.key);
+    ASSERT_TRUE(copy.found) << item.key << " is not on " << fresh.endpoint();
+    if (i == 0) {
+      EXPECT_EQ(copy.value, "fresh");  // add never overwrites
+      EXPECT_EQ(copy.flags, 7U);
+      continue;
+    }
+    EXPECT_EQ(copy.value, item.value) << item.key;
+    EXPECT_EQ(copy.flags, item.flags) << item.key;
+    if (source_ttl[i] < 0) {
+      EXPECT_EQ(copy.ttl, -1) << item.key;
+    } else {
+      EXPECT_LE(copy.ttl, source_ttl[i]) << item.key;
+      EXPECT_GE(copy.ttl, source_ttl[i] - slack) << item.key;
+    }
+    // Move on copy: the old server stays, so its copy is gone.
+    EXPECT_FALSE(look(owner(before, profile, item.key), item.key).found) << item.key;
+  }
+  for (const Stored& item : stayed) {
+    EXPECT_EQ(look(owner(after, profile, item.key), item.key).value, item.value) << item.key;
+  }
+  for (const std::string& key : strays) {
+    EXPECT_FALSE(look(owner(after, profile, key), key).found) << key;
+  }
+  // The short-lived keys were skipped at the scan, on the server's clock.
+  for (const Stored& item : brief) {
+    const Server fresh = owner(after, profile, item.key);
+    if (fresh.port != owner(before, profile, item.key).port) {
+      EXPECT_FALSE(look(fresh, item.key).found) << item.key << " was copied";
+    }
+  }
+
+  const WarmerProgress progress = warmer.progress();
+  ASSERT_EQ(progress.servers.size(), 4U);
+  for (std::size_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(progress.servers[s].server, before[s].endpoint());
+    expect_settled(progress.servers[s]);
+  }
+  const WarmerServerProgress total = progress.totals();
+  // Later servers also list the copies made onto them: not theirs to move.
+  EXPECT_GE(total.scanned, stored.size() + brief.size() + strays.size());
+  EXPECT_EQ(total.expired, brief.size());
+  EXPECT_EQ(total.eligible, moved.size());
+  EXPECT_EQ(total.copied, moved.size() - 1);
+  EXPECT_EQ(total.already_present, 1U);
+  EXPECT_EQ(total.vanished + total.revoked + total.failed, 0U);  // no stray was tried
+  EXPECT_GT(total.bytes, 0U);
+  EXPECT_TRUE(progress.done());
+  EXPECT_EQ(client.migration_stats().copies_stored, moved.size() - 1);
+  // Nothing is left: a step does nothing more.
+  EXPECT_FALSE(warmer.step(10));
+  EXPECT_EQ(warmer.progress(), progress);
+}
+
+TEST_F(WarmerTest, ShrinkingFiveToFourOnlyReadsTheRetiringServer) {
+  const auto before = list(0, 5);
+  const auto after = list(0, 4);
+  const std::string profile = "libmemcached-ketama-weighted";
+  const std::vector<Stored> stored = items(500);
+  fill(before, kKetamaWeighted, stored);
+  std::vector<Stored> moved;
+  for (const Stored& item : stored) {
+    if (owner(before, profile, item.key).port != owner(after, profile, item.key).port) {
+      moved.push_back(item);
+    }
+  }
+  ASSERT_GT(moved.size(), 40U);
+
+  Client client = memshard::make_client(profile, before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  run_to_end(warmer);
+
+  for (const Stored& item : moved) {
+    const Server old = owner(before, profile, item.key);
+    EXPECT_EQ(old.port, before[4].port) << item.key << ": only the retiring server loses keys";
+    const Seen copy = look(owner(after, profile, item.key), item.key);
+    EXPECT_EQ(copy.value, item.value) << item.key;
+    EXPECT_EQ(copy.flags, item.flags) << item.key;
+    // A retiring server keeps serving the window's fallback reads.
+    EXPECT_TRUE(look(old, item.key).found) << item.key;
+  }
+  const WarmerProgress progress = warmer.progress();
+  ASSERT_EQ(progress.servers.size(), 5U);
+  for (std::size_t s = 0; s < 5; ++s) {
+    expect_settled(progress.servers[s]);
+    EXPECT_EQ(progress.servers[s].eligible, s == 4 ? moved.size() : 0U) << s;
+  }
+  EXPECT_EQ(progress.totals().copied, moved.size());
+  EXPECT_EQ(progress.totals().scanned, stored.size());
+}
+
+TEST_F(WarmerTest, TheRateLimitBoundsTheCopiesOfAStep) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  fill(before, kModula, items(200));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm;
+  warm.ops_per_second = 100;  // a bucket of 10 (100 ms)
+  warm.bytes_per_second = 0;
+  warm.clock = &fake_clock;
+  Warmer<AnyLocator> warmer(client, warm);
+  const WarmerBudget now_only{1000, std::chrono::nanoseconds{0}};
+  EXPECT_TRUE(warmer.step(now_only));
+  EXPECT_EQ(warmer.progress().totals().settled(), 10U);
+  EXPECT_TRUE(warmer.step(now_only));  // no time passed: nothing more
+  EXPECT_EQ(warmer.progress().totals().settled(), 10U);
+  fake_now += 50'000'000;  // 50 ms: 5 more
+  EXPECT_TRUE(warmer.step(now_only));
+  EXPECT_EQ(warmer.progress().totals().settled(), 15U);
+  fake_now += 10'000'000'000;  // a long idle spell refills one burst only
+  EXPECT_TRUE(warmer.step(WarmerBudget{3, std::chrono::nanoseconds{0}}));
+  EXPECT_EQ(warmer.progress().totals().settled(), 18U);
+  EXPECT_TRUE(warmer.step(now_only));
+  EXPECT_EQ(warmer.progress().totals().settled(), 25U);
+
+  // Bytes: a bucket smaller than one item lets one through per refill.
+  WarmerOptions bytes;
+  bytes.ops_per_second = 0;
+  bytes.bytes_per_second = 100;
+  bytes.clock = &fake_clock;
+  Warmer<AnyLocator> by_bytes(client, bytes);
+  EXPECT_TRUE(by_bytes.step(now_only));
+  EXPECT_EQ(by_bytes.progress().totals().settled(), 1U);
+  fake_now += 50'000'000;
+  EXPECT_TRUE(by_bytes.step(now_only));
+  EXPECT_EQ(by_bytes.progress().totals().settled(), 1U);  // still in debt
+}
+
+TEST_F(WarmerTest, TheRateLimitHoldsOnTheRealClock) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  fill(before, kModula, items(400));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm;
+  warm.ops_per_second = 500;  // a burst of 50
+  warm.bytes_per_second = 0;
+  Warmer<AnyLocator> warmer(client, warm);
+  const auto start = std::chrono::steady_clock::now();
+  run_to_end(warmer, 1000);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto settled = static_cast<double>(warmer.progress().totals().settled());
+  ASSERT_GT(settled, 150);
+  EXPECT_GE(seconds, (settled - 50) / 500 * 0.95) << settled << " keys";
+}
+
+TEST_F(WarmerTest, ItBacksOffWhileANewOwnerEvictsAndRestoresWhenItStops) {
+  // New owners: a normal server and one with 2 MB, which evicts at once.
+  MemcachedServer tiny = MemcachedServer::with_args({"-m", "2"});
+  const auto before = list(0, 1);
+  std::vector<Server> after = list(0, 2);
+  after.push_back(memshard::parse_server(tiny.spec()));
+  std::vector<Stored> big = items(60, "big:", 200'000);
+  fill(before, kModula, big);
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm;
+  warm.ops_per_second = 20'000;
+  warm.bytes_per_second = 0;
+  warm.eviction_poll_interval = std::chrono::milliseconds{0};  // before every copy
+  Warmer<AnyLocator> warmer(client, warm);
+  bool slowed = false;
+  bool restored = false;
+  for (int i = 0; i < 1000 && warmer.step(1); ++i) {
+    slowed = slowed || warmer.slowdown() > 1;
+    restored = restored || (slowed && warmer.slowdown() == 1);
+  }
+  ASSERT_TRUE(warmer.done());
+  const std::string evictions = tiny.command("stats");
+  EXPECT_EQ(evictions.find("STAT evictions 0\r\n"), std::string::npos) << "no eviction";
+  EXPECT_GT(warmer.backoffs(), 0U);
+  EXPECT_TRUE(slowed);
+  EXPECT_TRUE(restored);
+}
+
+TEST_F(WarmerTest, FetchedKeysAreCopiedFirst) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  const std::string profile = "libmemcached-modula";
+  const std::vector<Stored> stored = items(200);
+  fill(before, kModula, stored);
+  std::vector<std::string> hot;
+  std::vector<std::string> cold;
+  for (const Stored& item : stored) {
+    if (owner(after, profile, item.key).port == after[0].port) {
+      continue;  // stays
+    }
+    if (hot.size() < 10 && cold.size() >= 2 * hot.size()) {
+      ASSERT_TRUE(at(after[0]).command("get " + item.key).starts_with("VALUE "));
+      hot.push_back(item.key);
+    } else {
+      cold.push_back(item.key);
+    }
+  }
+  ASSERT_EQ(hot.size(), 10U);
+  Client client = memshard::make_client(profile, before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  EXPECT_TRUE(warmer.step(hot.size()));
+  for (const std::string& key : hot) {
+    EXPECT_TRUE(look(after[1], key).found) << key << " (fetched) was not copied first";
+  }
+  for (const std::string& key : cold) {
+    EXPECT_FALSE(look(after[1], key).found) << key << " (never fetched) was copied first";
+  }
+  run_to_end(warmer);
+  for (const std::string& key : cold) {
+    EXPECT_TRUE(look(after[1], key).found) << key;
+  }
+}
+
+TEST_F(WarmerTest, AServerWhoseCrawlerIsHeldElsewhereIsReportedWithinItsListingTimeout) {
+  // Another listing, far larger than the socket buffers, that nobody reads
+  // holds the server's crawler: memcached 1.6.18 answers BUSY to another
+  // listing only while a crawl is being set up, and otherwise leaves it
+  // waiting. Either way the server is reported, within listing_timeout.
+  namespace support = memshard::testing::detail;
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  std::vector<Stored> many = items(60'000, "many:" + std::string(200, 'm') + ":", 0);
+  for (Stored& item : many) {
+    item.value = "v";
+  }
+  fill(before, kModula, many);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  int error = 0;
+  support::FileDescriptor blocker =
+      support::connect_loopback(at(before[0]).port(), deadline, error);
+  ASSERT_TRUE(blocker.valid()) << error;
+  const std::string_view request = "lru_crawler metadump all\r\n";
+  ASSERT_EQ(::send(blocker.get(), request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  ASSERT_TRUE(support::wait_for(blocker.get(), POLLIN, deadline));
+  char first[4] = {};
+  ASSERT_EQ(::recv(blocker.get(), first, sizeof first, MSG_PEEK), 4);
+  ASSERT_EQ(std::string_view(first, 4), "key=") << "the blocking listing did not start";
+
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.busy_retries = 2;
+  warm.busy_retry_delay = std::chrono::milliseconds{10};
+  warm.listing_timeout = std::chrono::seconds{1};
+  Warmer<AnyLocator> warmer(client, warm);
+  const auto start = std::chrono::steady_clock::now();
+  run_to_end(warmer);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds{3});
+  const WarmerProgress progress = warmer.progress();
+  const WarmerServerProgress& p = progress.servers[0];
+  EXPECT_TRUE(p.error.starts_with(before[0].endpoint() + ": lru_crawler metadump all: "))
+      << p.error;
+  EXPECT_TRUE(p.error.find("BUSY") != std::string::npos ||
+              p.error.find("deadline passed") != std::string::npos)
+      << p.error;
+  EXPECT_TRUE(p.done());
+  EXPECT_EQ(p.scanned, 0U);
+
+  // The crawler is free again once the blocking listing's reader is gone.
+  blocker.reset();
+  ASSERT_EQ(at(before[0]).command("flush_all"), "OK\r\n");
+  bool busy = true;
+  while (busy && std::chrono::steady_clock::now() < deadline) {
+    busy = at(before[0]).command("lru_crawler metadump all").starts_with("BUSY");
+  }
+  EXPECT_FALSE(busy);
+}
+
+TEST_F(WarmerTest, AtMostMaxKeysPerServerAreKept) {
+  const auto before = list(0, 2);
+  const auto after = list(0, 3);
+  fill(before, kModula, items(300));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.max_keys_per_server = 10;
+  Warmer<AnyLocator> warmer(client, warm);
+  run_to_end(warmer);
+  const WarmerProgress progress = warmer.progress();
+  for (const WarmerServerProgress& p : progress.servers) {
+    EXPECT_EQ(p.eligible, 10U) << p.to_json();
+    EXPECT_EQ(p.copied, 10U) << p.to_json();
+    EXPECT_GT(p.scanned, 100U) << p.to_json();  // the whole listing was read
+    expect_settled(p);
+  }
+}
+
+TEST_F(WarmerTest, StepAndRunFor) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  fill(before, kModula, items(100));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  std::vector<WarmerProgress> reports;
+  WarmerOptions warm = unlimited();
+  warm.chunk_size = 7;
+  warm.on_progress = [&reports](const WarmerProgress& progress) { reports.push_back(progress); };
+  Warmer<AnyLocator> warmer(client, warm);
+  EXPECT_TRUE(warmer.step(5));  // lists the server, then 5 copies
+  const WarmerServerProgress first = warmer.progress().totals();
+  EXPECT_TRUE(first.scan_done);
+  EXPECT_EQ(first.scanned, 100U);
+  EXPECT_EQ(first.settled(), 5U);
+  EXPECT_GT(first.eligible, 5U);
+  EXPECT_TRUE(warmer.step(0));  // nothing
+  EXPECT_EQ(warmer.progress().totals().settled(), 5U);
+  EXPECT_FALSE(warmer.run_for(std::chrono::seconds{60}));
+  EXPECT_TRUE(warmer.done());
+  EXPECT_EQ(warmer.progress().totals().settled(), first.eligible);
+  EXPECT_FALSE(warmer.run_for(std::chrono::seconds{1}));
+  ASSERT_FALSE(reports.empty());
+  EXPECT_TRUE(reports.back().done());
+  EXPECT_EQ(reports.back(), warmer.progress());
+}
+
+TEST_F(WarmerTest, ServersThatCannotBeListedAreReportedNotThrown) {
+  MemcachedServer gone;
+  MemcachedServer no_dump = MemcachedServer::with_args({"-X"});
+  std::vector<Server> before = list(0, 1);
+  before.push_back(memshard::parse_server(gone.spec()));
+  before.push_back(memshard::parse_server(no_dump.spec()));
+  const auto after = list(0, 2);
+  fill(before, kModula, items(150));
+  gone.stop();
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  run_to_end(warmer);
+  const WarmerProgress progress = warmer.progress();
+  ASSERT_EQ(progress.servers.size(), 3U);
+  expect_settled(progress.servers[0]);
+  EXPECT_GT(progress.servers[0].copied, 0U);
+  EXPECT_NE(progress.servers[1].error.find(gone.spec()), std::string::npos)
+      << progress.servers[1].error;
+  EXPECT_TRUE(progress.servers[1].done());
+  EXPECT_NE(progress.servers[2].error.find("metadump"), std::string::npos)
+      << progress.servers[2].error;
+  EXPECT_TRUE(progress.servers[2].done());
+  EXPECT_NE(progress.to_json().find("\"error\":"), std::string::npos);
+}
+
+TEST_F(WarmerTest, AMigrationThatEndsUnderItLeavesNothingPending) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  fill(before, kModula, items(100));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  EXPECT_TRUE(warmer.step(3));
+  ASSERT_TRUE(client.commit_migration());
+  EXPECT_FALSE(warmer.step(100));
+  const WarmerServerProgress total = warmer.progress().totals();
+  EXPECT_EQ(total.copied, 3U);
+  EXPECT_EQ(total.failed, total.eligible - 3);
+  EXPECT_NE(warmer.progress().servers[0].error.find("migration ended"), std::string::npos);
+}
+
+TEST_F(WarmerTest, ConfigErrors) {
+  Client client = memshard::make_client("libmemcached-modula", list(0, 2), {}, options());
+  EXPECT_THROW(Warmer<AnyLocator>(client, unlimited()), ConfigError);  // no migration
+  client.begin_migration(list(0, 3));
+  WarmerOptions zero_chunk = unlimited();
+  zero_chunk.chunk_size = 0;
+  EXPECT_THROW(Warmer<AnyLocator>(client, zero_chunk), ConfigError);
+  WarmerOptions factor = unlimited();
+  factor.backoff_factor = 0.5;
+  EXPECT_THROW(Warmer<AnyLocator>(client, factor), ConfigError);
+  WarmerOptions no_clock = unlimited();
+  no_clock.clock = nullptr;
+  EXPECT_THROW(Warmer<AnyLocator>(client, no_clock), ConfigError);
+  EXPECT_NO_THROW(Warmer<AnyLocator>(client, unlimited()));
+}
+
+}  // namespace
