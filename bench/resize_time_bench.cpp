@@ -679,6 +679,38 @@ void read_through(Run& run) {
   (void)run.client().commit_migration();
 }
 
+// (d): (c) plus a Warmer on a thread of its own, copying the moved keys
+// hottest first while the windows run (at most 20,000 copies a second);
+// stopped after the last window if it is not done by then.
+void read_through_warmer(Run& run) {
+  const std::vector<std::string> probes = ttl_probe_keys(run);
+  run.before();
+  for (const std::string& key : probes) {
+    (void)run.client().set(key, "probe", memshard::Expiry::after(std::chrono::seconds{600}));
+  }
+  run.client().begin_migration(run.to().servers, run.to().locator);
+  probe_ttls(run, probes);
+  memshard::WarmerOptions options;
+  options.ops_per_second = 20'000;
+  options.bytes_per_second = 0;
+  options.only_fetched = true;
+  memshard::Warmer<AnyLocator> warmer(run.client(), options);
+  std::atomic<bool> stop{false};
+  std::thread warming([&warmer, &stop] {
+    while (!stop.load(std::memory_order_relaxed) && warmer.run_for(std::chrono::milliseconds{20})) {
+    }
+  });
+  run.after();
+  stop = true;
+  warming.join();
+  const memshard::WarmerServerProgress total = warmer.progress().totals();
+  run.note("warmer_copied", static_cast<double>(total.copied));
+  run.note("warmer_eligible", static_cast<double>(total.eligible));
+  run.note("warmer_done", warmer.done() ? 1 : 0);
+  note_migration(run);
+  (void)run.client().commit_migration();
+}
+
 /// Arm: one way of moving to the new configuration.
 struct Arm {
   std::string_view name;       ///< in the benchmark's name; the report judges the read-through
@@ -691,10 +723,11 @@ struct Arm {
 
 /// kArms: the arms, each run in every scenario (one with a placement of its
 /// own only in the scenarios that keep their profile).
-constexpr std::array<Arm, 3> kArms = {
+constexpr std::array<Arm, 4> kArms = {
     Arm{"modulo-direct", "(a) modulo direct switch", kModulo, &rebuild_switch},
     Arm{"direct", "(b) direct switch", "", &direct_switch},
     Arm{"read-through", "(c) read-through", "", &read_through},
+    Arm{"read-through-warmer", "(d) read-through + warmer", "", &read_through_warmer},
 };
 
 /// Scenario: the servers (the first `before`, then the first `after`, of

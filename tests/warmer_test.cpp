@@ -476,6 +476,43 @@ TEST_F(WarmerTest, FetchedKeysAreCopiedFirst) {
   }
 }
 
+TEST_F(WarmerTest, OnlyFetchedLeavesItemsNeverReadToTheReadThrough) {
+  const auto before = list(0, 1);
+  const auto after = list(0, 2);
+  const std::string profile = "libmemcached-modula";
+  const std::vector<Stored> stored = items(200);
+  fill(before, kModula, stored);
+  std::vector<std::string> hot;
+  std::vector<std::string> cold;
+  for (const Stored& item : stored) {
+    if (owner(after, profile, item.key).port == after[0].port) {
+      continue;  // stays
+    }
+    if (hot.size() < 10) {
+      ASSERT_TRUE(at(after[0]).command("get " + item.key).starts_with("VALUE "));
+      hot.push_back(item.key);
+    } else {
+      cold.push_back(item.key);
+    }
+  }
+  ASSERT_FALSE(cold.empty());
+  Client client = memshard::make_client(profile, before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.only_fetched = true;
+  Warmer<AnyLocator> warmer(client, warm);
+  run_to_end(warmer);
+  for (const std::string& key : hot) {
+    EXPECT_TRUE(look(after[1], key).found) << key << " (fetched) was not copied";
+  }
+  for (const std::string& key : cold) {
+    EXPECT_FALSE(look(after[1], key).found) << key << " (never fetched) was copied";
+  }
+  const WarmerServerProgress total = warmer.progress().totals();
+  EXPECT_EQ(total.eligible, hot.size());
+  EXPECT_EQ(total.copied, hot.size());
+}
+
 TEST_F(WarmerTest, AServerWhoseCrawlerIsHeldElsewhereIsReportedWithinItsListingTimeout) {
   // Another listing, far larger than the socket buffers, that nobody reads
   // holds the server's crawler: memcached 1.6.18 answers BUSY to another

@@ -65,6 +65,10 @@ struct WarmerOptions {
   /// the listing is still read (the crawler must be drained) and counted as
   /// scanned, and those keys are left to the read-through. 0: no cap.
   std::size_t max_keys_per_server = 2'000'000;
+  /// only_fetched: copy only the items read at least once since they were
+  /// stored (metadump `fetch=yes`), leaving the rest to the read-through: for
+  /// a fleet that shrinks, where copies of cold items would evict hot ones.
+  bool only_fetched = false;
   /// backoff_factor: how much the budget is divided by each time a new
   /// owner's `evictions` rose since the last poll (cumulatively, down to
   /// 1/1024); the full budget comes back at the first poll without new
@@ -391,6 +395,9 @@ class Warmer {
           if (migration.old_owner(entry.key) != pass.member ||
               placement.locate(entry.key) == pass.member) {
             return;  // not this server's under the old placement, or it stays
+          }
+          if (options_.only_fetched && !entry.fetched) {
+            return;  // never read since stored: left to the read-through
           }
           if (options_.max_keys_per_server != 0 &&
               pass.queue.size() >= options_.max_keys_per_server) {
