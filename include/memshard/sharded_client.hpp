@@ -311,7 +311,7 @@ class ShardedClient {
       migrated_.run(
           keys, *pinned, core_, meta_, plan_, per_server_,
           [this](std::span<const std::string_view> all, auto& hit, auto& failure) {
-            visit_placed(all, hit, failure);
+            this->visit_placed(all, hit, failure);
           },
           [this] { abandon(false); }, on_hit, on_failure);
       return;
