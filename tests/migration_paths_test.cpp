@@ -224,12 +224,14 @@ TEST_F(MigrationTest, ACopyKeepsTheSourcesExactRemainingTtl) {
   const auto after = list(0, 5);
   Client client(before, options());
   const Split keys = split(before, after, 200);
-  ASSERT_GE(keys.moved.size(), 3U);
+  ASSERT_GE(keys.moved.size(), 4U);
   ASSERT_TRUE(client.set(keys.moved[0], "a", Expiry::after(std::chrono::seconds{5000})));
   ASSERT_TRUE(client.set(keys.moved[1], "b"));  // never expires
   ASSERT_TRUE(client.set(keys.moved[2], "c", Expiry::after(std::chrono::seconds{70})));
+  // Over 30 days: the copy's exptime must be sent as a date.
+  ASSERT_TRUE(client.set(keys.moved[3], "d", Expiry::after(std::chrono::hours{24 * 40})));
   client.begin_migration(after);
-  for (std::size_t k = 0; k < 3; ++k) {
+  for (std::size_t k = 0; k < 4; ++k) {
     const long long source = ttl(old_owner(before, keys.moved[k]), keys.moved[k]);
     ASSERT_TRUE(client.get(keys.moved[k]).value().has_value()) << k;
     const long long copy = ttl(client.server_for(keys.moved[k]), keys.moved[k]);
@@ -241,7 +243,7 @@ TEST_F(MigrationTest, ACopyKeepsTheSourcesExactRemainingTtl) {
       EXPECT_LE(std::abs(copy - source), 1) << k << ": source " << source << ", copy " << copy;
     }
   }
-  EXPECT_EQ(client.migration_stats().copies_ttl_exact, 3U);
+  EXPECT_EQ(client.migration_stats().copies_ttl_exact, 4U);
   EXPECT_EQ(client.migration_stats().copies_ttl_capped, 0U);
 }
 

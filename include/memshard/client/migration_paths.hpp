@@ -37,6 +37,7 @@
 #include "memshard/client/migration.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/meta_protocol.hpp"
+#include "memshard/detail/metadump.hpp"
 #include "memshard/migration_options.hpp"
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
@@ -488,11 +489,10 @@ class MigrationPaths {
     if (ttl == 0 || ttl < options_->min_copy_ttl.count()) {
       return std::nullopt;
     }
-    constexpr std::int64_t kRelativeLimit = 60LL * 60 * 24 * 30;
-    if (ttl <= kRelativeLimit) {
-      return static_cast<std::time_t>(ttl);
-    }
-    return std::time(nullptr) + static_cast<std::time_t>(ttl);  // memcached reads it as a date
+    // Over 30 days memcached reads an exptime as a date (on the client's clock
+    // here: the meta reply tells no server time).
+    return static_cast<std::time_t>(
+        exptime_for_copy(std::chrono::seconds{ttl}, static_cast<std::int64_t>(std::time(nullptr))));
   }
 
   // Whether a copy forward deletes the old copy (MoveOnCopy).
