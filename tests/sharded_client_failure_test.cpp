@@ -30,6 +30,7 @@
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
 #include "support/scripted_server.hpp"
+#include "support/stopped_process.hpp"
 
 namespace {
 
@@ -38,7 +39,9 @@ using memshard::Errc;
 using memshard::FailurePolicy;
 using memshard::MultiGetMode;
 using memshard::Server;
+using memshard::testing::all_threads_stopped;
 using memshard::testing::MemcachedServer;
+using memshard::testing::StoppedProcess;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -111,47 +114,6 @@ class FailureTest : public ::testing::Test {
   }
 
   std::vector<MemcachedServer> servers_;
-};
-
-// Whether every thread of `pid` is stopped (state T in /proc).
-auto all_threads_stopped(pid_t pid) -> bool {
-  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-  std::error_code error;
-  bool any = false;
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos || close + 2 >= line.size()) {
-      return false;
-    }
-    const char state = line[close + 2];
-    if (state != 'T' && state != 't') {
-      return false;
-    }
-    any = true;
-  }
-  return any && !error;
-}
-
-// Stops a server (SIGSTOP), waits until all its threads are stopped, and
-// resumes it however the test ends.
-class StoppedProcess {
- public:
-  explicit StoppedProcess(pid_t pid) : pid_(pid) {
-    ::kill(pid_, SIGSTOP);
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (!all_threads_stopped(pid_) && Clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(1));
-    }
-  }
-  StoppedProcess(const StoppedProcess&) = delete;
-  auto operator=(const StoppedProcess&) -> StoppedProcess& = delete;
-  ~StoppedProcess() { ::kill(pid_, SIGCONT); }
-
- private:
-  pid_t pid_;
 };
 
 template <class F>

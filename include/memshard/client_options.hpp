@@ -30,6 +30,20 @@ enum class FailurePolicy : std::uint8_t {
   kFailover,
 };
 
+/// JournalOverflow: what happens to a server whose journal of missed writes
+/// overflowed (ClientOptions::journal_capacity), so that some of its old
+/// values can no longer be deleted one by one.
+enum class JournalOverflow : std::uint8_t {
+  /// It stays out (as if ejected) until max_item_ttl has passed since the
+  /// last write it missed, when every value it could not clean has expired;
+  /// with max_item_ttl 0, until ShardedClient::flush_server(). The default:
+  /// nothing else on a shared server is touched.
+  kHold,
+  /// The first request that would use it flushes it (flush_all), then it
+  /// serves: every client sharing the server loses its items there.
+  kFlush,
+};
+
 /// MultiGetMode: how get_multi and visit_multi read a request's replies.
 enum class MultiGetMode : std::uint8_t {
   /// One more connection per server, opened by the first multi-get, through
@@ -48,6 +62,10 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{1000};
   /// Time to wait for a server to accept a request or answer it.
   std::chrono::milliseconds io_timeout{1000};
+  /// The longest one call takes, whatever its servers do (silent, hung,
+  /// trickling a reply byte by byte): past it the call fails with
+  /// Errc::kTimeout. Zero, the default, means connect_timeout + io_timeout.
+  std::chrono::milliseconds call_timeout{0};
   Protocol protocol = Protocol::kText;
   bool tcp_nodelay = true;
   bool tcp_keepalive = false;
@@ -57,6 +75,21 @@ struct ClientOptions {
   std::chrono::milliseconds retry_interval{2000};
   /// What happens to the keys of an ejected server.
   FailurePolicy failure_policy = FailurePolicy::kFailFast;
+  /// Writes a server misses (failed, refused while it was ejected, or sent to
+  /// a failover server) are remembered, up to this many keys per server, and
+  /// deleted on it before it serves again, so that it never serves a value
+  /// older than the last one written. 0 turns this off (libmemcached's and
+  /// twemproxy's behaviour: a returning server serves what it had).
+  std::size_t journal_capacity = 10'000;
+  /// What happens to a server whose journal overflowed.
+  JournalOverflow journal_overflow = JournalOverflow::kHold;
+  /// The longest expiry the application gives its items (0: some never
+  /// expire). With JournalOverflow::kHold a server whose journal overflowed
+  /// is back this long after the last write it could not remember.
+  std::chrono::seconds max_item_ttl{0};
+  /// Writes sent to a failover server expire after at most this long, so
+  /// that a copy there outlives its server's outage only briefly.
+  std::chrono::seconds failover_ttl{60};
   /// Values above this size are refused before they reach the wire. Keep it at
   /// or below the servers' item size limit (memcached -I, 1 MiB by default,
   /// which includes the key and ~50 bytes of item header): a server that
@@ -65,10 +98,16 @@ struct ClientOptions {
   /// How multi-gets read their replies (MultiGetMode): kPolled, through one
   /// more connection per server, reads whichever server answers first.
   MultiGetMode multi_get = MultiGetMode::kPolled;
+
+  /// call_budget: call_timeout, or connect_timeout + io_timeout when it is 0.
+  [[nodiscard]] auto call_budget() const noexcept -> std::chrono::milliseconds {
+    return call_timeout.count() > 0 ? call_timeout : connect_timeout + io_timeout;
+  }
 };
 
 /// validate_options: throws ConfigError for a timeout or interval that is not
-/// positive, a zero failure limit, or a zero max_value_size.
+/// positive (call_timeout, max_item_ttl: negative), a failover_ttl over 30
+/// days, a zero failure limit, or a zero max_value_size.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -78,12 +117,24 @@ inline void validate_options(const ClientOptions& options) {
     detail::throw_config_error("io_timeout must be positive",
                                std::to_string(options.io_timeout.count()) + " ms");
   }
+  if (options.call_timeout.count() < 0) {
+    detail::throw_config_error("call_timeout must not be negative",
+                               std::to_string(options.call_timeout.count()) + " ms");
+  }
   if (options.failure_limit == 0) {
     detail::throw_config_error("failure_limit must be at least 1", "0");
   }
   if (options.retry_interval.count() <= 0) {
     detail::throw_config_error("retry_interval must be positive",
                                std::to_string(options.retry_interval.count()) + " ms");
+  }
+  if (options.max_item_ttl.count() < 0) {
+    detail::throw_config_error("max_item_ttl must not be negative",
+                               std::to_string(options.max_item_ttl.count()) + " s");
+  }
+  if (options.failover_ttl.count() <= 0 || options.failover_ttl > std::chrono::hours(24 * 30)) {
+    detail::throw_config_error("failover_ttl must be positive and at most 30 days",
+                               std::to_string(options.failover_ttl.count()) + " s");
   }
   if (options.max_value_size == 0) {
     detail::throw_config_error("max_value_size must be positive", "0");

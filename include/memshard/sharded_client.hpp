@@ -162,7 +162,7 @@ class ShardedClient {
       }
     }
     std::optional<Item> item;
-    Status status = run("get", key, {}, [&](std::size_t server) {
+    Status status = run("get", key, {}, Access::kRead, [&](std::size_t server) {
       detail::MemcachedHandle& connection = core_.pool().handle(server);
       const char* keys[] = {key.data()};
       const std::size_t lengths[] = {key.size()};
@@ -214,9 +214,9 @@ class ShardedClient {
   auto cas(std::string_view key, std::string_view value, std::uint64_t cas, Expiry expiry = {},
            std::uint32_t flags = 0) -> Status {
     return in_window(key, detail::WriteRule::kInvalidate, [&] {
-      return run("cas", key, value, [&](std::size_t server) {
+      return run("cas", key, value, Access::kWrite, [&](std::size_t server) {
         return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
-                             expiry.wire_value(), flags, cas);
+                             exptime(expiry), flags, cas);
       });
     });
   }
@@ -226,7 +226,7 @@ class ShardedClient {
   /// the new one (kNotFound only when neither had it).
   auto remove(std::string_view key) -> Status {
     const auto call = [&] {
-      return run("delete", key, {}, [&](std::size_t server) {
+      return run("delete", key, {}, Access::kWrite, [&](std::size_t server) {
         return memcached_delete(native(server), key.data(), key.size(), 0);
       });
     };
@@ -251,8 +251,8 @@ class ShardedClient {
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
   auto touch(std::string_view key, Expiry expiry) -> Status {
     return in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
-      return run("touch", key, {}, [&](std::size_t server) {
-        return memcached_touch(native(server), key.data(), key.size(), expiry.wire_value());
+      return run("touch", key, {}, Access::kTouch, [&](std::size_t server) {
+        return memcached_touch(native(server), key.data(), key.size(), exptime(expiry));
       });
     });
   }
@@ -355,6 +355,32 @@ class ShardedClient {
   }
 
   // ---- membership -----------------------------------------------------------
+
+  /// flush_server: flushes the server at `index` of servers() (flush_all:
+  /// every item there goes, whoever wrote it) and forgets the writes its
+  /// journal remembers, so that a server held out after its journal
+  /// overflowed (JournalOverflow::kHold) serves again at once. For operators.
+  /// Errc::kInvalidArgument for an index out of range.
+  auto flush_server(std::size_t index) -> Status {
+    refresh();
+    if (index >= snapshot_->placed) {
+      return Status(Errc::kInvalidArgument, MEMCACHED_INVALID_ARGUMENTS, Status::kNoServer,
+                    "flush_server: no server " + std::to_string(index) + " (" +
+                        std::to_string(snapshot_->placed) + " servers)");
+    }
+    const std::int64_t now = detail::steady_now_ns();
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    {
+      memcached_st* memc = native(index);
+      const detail::WatchedCall watched = core_.watch(memc, now, core_.deadline(now));
+      rc = memcached_flush(memc, 0);
+    }
+    Status status = core_.finish(detail::Route{index, false, Status()}, rc, "flush");
+    if (status.ok()) {
+      core_.health(index).journal.settle(true);
+    }
+    return status;
+  }
 
   /// reconfigure: moves the whole family to a new server list, building its
   /// locator with the factory. Servers that stay keep their connections,
@@ -470,6 +496,9 @@ class ShardedClient {
   struct CloneTag {};
 
   enum class Store : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend };
+  // What an operation does to its key: reads it, writes it (a write its
+  // server misses is remembered), or only changes its expiry.
+  enum class Access : std::uint8_t { kRead, kWrite, kTouch };
 
   ShardedClient(const ShardedClient& other, CloneTag)
       : options_(other.options_), fleet_(other.fleet_), core_(options_) {
@@ -538,42 +567,77 @@ class ShardedClient {
     return fleet_->current();
   }
 
-  [[nodiscard]] static auto to_ns(std::chrono::milliseconds duration) noexcept -> std::int64_t {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
-  }
-
   // Where a key goes now: its own server, a probe of it, its failover server,
   // or nowhere.
-  auto route_from(std::size_t primary, std::string_view key) -> detail::Route {
-    return core_.route(primary, FailoverLocator<L>,
-                       [this, key, primary](std::span<const std::uint8_t> avoid) -> std::size_t {
-                         if constexpr (FailoverLocator<L>) {
-                           (void)primary;
-                           return locator_->locate_avoiding(key, avoid.first(snapshot_->placed));
-                         } else {
-                           (void)avoid;
-                           return primary;
-                         }
-                       });
+  auto route_from(std::size_t primary, std::string_view key, std::int64_t deadline = 0)
+      -> detail::Route {
+    return core_.route(
+        primary, FailoverLocator<L>,
+        [this, key, primary](std::span<const std::uint8_t> avoid) -> std::size_t {
+          if constexpr (FailoverLocator<L>) {
+            (void)primary;
+            return locator_->locate_avoiding(key, avoid.first(snapshot_->placed));
+          } else {
+            (void)avoid;
+            return primary;
+          }
+        },
+        deadline);
   }
 
   // The skeleton of every single-key operation: check, route, call, finish.
   // `call(server)` sends the request on that server's handle and answers
-  // libmemcached's code.
+  // libmemcached's code. A write the key's own server misses is remembered
+  // there (client/recovery_journal.hpp).
   template <class Call>
-  auto run(std::string_view operation, std::string_view key, std::string_view value, Call&& call)
-      -> Status {
+  auto run(std::string_view operation, std::string_view key, std::string_view value, Access access,
+           Call&& call) -> Status {
     if (auto refused = core_.check(key, value)) {
       return std::move(*refused);
     }
     refresh();
     core_.forget_avoid();
-    detail::Route route = route_from(locator_->locate(key), key);
+    const std::int64_t now = detail::steady_now_ns();
+    const std::int64_t deadline = core_.deadline(now);
+    const std::size_t primary = locator_->locate(key);
+    detail::Route route = route_from(primary, key, deadline);
     if (!route.status.ok()) {
+      if (access == Access::kWrite) {
+        core_.remember(primary, key);
+      }
       return std::move(route.status);
     }
-    const memcached_return_t rc = call(route.server);
-    return core_.finish(route, rc, operation);
+    redirected_ = route.server != primary;
+    // Held to the call's deadline whatever the server does (a reply that
+    // trickles in included): client/deadline_watch.hpp.
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    bool late = false;
+    {
+      const detail::WatchedCall watched = core_.watch(native(route.server), now, deadline);
+      rc = call(route.server);
+      late = rc == MEMCACHED_TIMEOUT && watched.passed();
+    }
+    Status status = late ? core_.finish(route, rc, operation, core_.deadline_cause())
+                         : core_.finish(route, rc, operation);
+    if (access == Access::kWrite) {
+      if (redirected_) {
+        core_.remember(primary, key, route.server);
+      }
+      if (is_server_failure(status.code())) {
+        core_.remember(route.server, key);
+      }
+    }
+    return status;
+  }
+
+  // The exptime a store sends: `expiry`, capped at failover_ttl on a failover
+  // server.
+  [[nodiscard]] auto exptime(Expiry expiry) const noexcept -> std::time_t {
+    if (!redirected_) [[likely]] {
+      return expiry.wire_value();
+    }
+    return detail::capped_exptime(expiry.wire_value(), options_.failover_ttl.count(),
+                                  static_cast<std::int64_t>(std::time(nullptr)));
   }
 
   void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
@@ -653,8 +717,8 @@ class ShardedClient {
       }
       // Send every server its request, then read the answers, all within one
       // deadline: hung servers cost one timeout in all, not one each.
-      const std::int64_t deadline =
-          detail::steady_now_ns() + to_ns(options_.connect_timeout) + to_ns(options_.io_timeout);
+      // (Cleaning a returning server while routing had a deadline of its own.)
+      const std::int64_t deadline = core_.deadline(detail::steady_now_ns());
       polled = options_.multi_get == MultiGetMode::kPolled &&
                plan.used.size() <= detail::kMaxPolledServers;
       if (polled) {
@@ -708,9 +772,9 @@ class ShardedClient {
 
   auto store_once(Store kind, std::string_view name, std::string_view key, std::string_view value,
                   Expiry expiry, std::uint32_t flags) -> Status {
-    return run(name, key, value, [&](std::size_t server) {
+    return run(name, key, value, Access::kWrite, [&](std::size_t server) {
       memcached_st* memc = native(server);
-      const std::time_t exptime = expiry.wire_value();
+      const std::time_t exptime = this->exptime(expiry);
       memcached_return_t rc = MEMCACHED_SUCCESS;
       switch (kind) {
         case Store::kSet:
@@ -747,7 +811,7 @@ class ShardedClient {
   auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
     std::uint64_t value = 0;
     Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
-      return run(up ? "incr" : "decr", key, {}, [&](std::size_t server) {
+      return run(up ? "incr" : "decr", key, {}, Access::kWrite, [&](std::size_t server) {
         memcached_st* memc = native(server);
         memcached_return_t rc =
             up ? memcached_increment(memc, key.data(), key.size(), delta, &value)
@@ -770,6 +834,7 @@ class ShardedClient {
   std::shared_ptr<const Snapshot> snapshot_;  // the one this client's calls run on
   const L* locator_ = nullptr;                // snapshot_->locator
   std::uint64_t generation_ = 0;              // snapshot_->generation
+  bool redirected_ = false;                   // the current call goes to a failover server
   detail::ClientCore core_;                   // connections, health rules, finish
   detail::MetaPool meta_;                     // meta connections (migration)
   detail::BatchPlan plan_;                    // the routing of the current multi-get

@@ -10,8 +10,11 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,7 +24,9 @@
 #include <vector>
 
 #include "memshard/client/connection_pool.hpp"
+#include "memshard/client/deadline_watch.hpp"
 #include "memshard/client/fleet.hpp"
+#include "memshard/client/recovery_journal.hpp"
 #include "memshard/client/return_codes.hpp"
 #include "memshard/client/server_health.hpp"
 #include "memshard/client_options.hpp"
@@ -41,6 +46,26 @@ struct Route {
   Status status;
 };
 
+/// capped_exptime: a memcached exptime (`wire`: 0 for never, relative seconds
+/// up to 30 days, else a Unix time) that ends at most `cap` seconds after
+/// `unix_now`, as relative seconds.
+[[nodiscard]] constexpr auto capped_exptime(std::time_t wire, std::int64_t cap,
+                                            std::int64_t unix_now) noexcept -> std::time_t {
+  constexpr std::int64_t kRelativeLimit = 60 * 60 * 24 * 30;
+  const auto value = static_cast<std::int64_t>(wire);
+  if (value == 0) {
+    return static_cast<std::time_t>(cap);
+  }
+  if (value <= kRelativeLimit) {
+    return static_cast<std::time_t>(std::min(value, cap));
+  }
+  const std::int64_t left = value - unix_now;
+  if (left <= 0) {
+    return wire;  // already past: memcached treats it as expired
+  }
+  return static_cast<std::time_t>(std::min(left, cap));
+}
+
 /// ClientCore: the locator-independent part of a client (see the file
 /// comment). Not thread-safe: one client, one thread.
 class ClientCore {
@@ -48,7 +73,9 @@ class ClientCore {
   explicit ClientCore(const ClientOptions& options)
       : pool_(options),
         policy_(options.failure_limit, options.retry_interval,
-                options.connect_timeout + options.io_timeout + options.retry_interval) {}
+                options.connect_timeout + options.io_timeout + options.retry_interval),
+        budget_ns_(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(options.call_budget()).count()) {}
 
   /// bind: moves to `members` (kept alive by the caller's snapshot).
   void bind(const Membership& members) {
@@ -64,6 +91,24 @@ class ClientCore {
   [[nodiscard]] auto members() const noexcept -> const Membership& { return *members_; }
   [[nodiscard]] auto health(std::size_t s) const noexcept -> ServerHealth& {
     return *members_->health[s];
+  }
+
+  /// deadline: when a call that starts at `now` (steady clock ns) must end.
+  [[nodiscard]] auto deadline(std::int64_t now) const noexcept -> std::int64_t {
+    return now + budget_ns_;
+  }
+
+  /// watch: holds one libmemcached call on `memc` to `deadline` while the
+  /// returned object lives (client/deadline_watch.hpp).
+  [[nodiscard]] auto watch(memcached_st* memc, std::int64_t now, std::int64_t deadline) noexcept
+      -> WatchedCall {
+    return seat_.call(memc, now, deadline, options());
+  }
+
+  /// deadline_cause: what a call that timed out at its deadline says.
+  [[nodiscard]] auto deadline_cause() const -> std::string {
+    return "the call's deadline of " + std::to_string(options().call_budget().count()) +
+           " ms passed";
   }
 
   /// check: the key rules and the value size, before anything reaches the
@@ -92,31 +137,104 @@ class ClientCore {
 
   /// route: where a key whose own server is `primary` goes now: there, a
   /// probe of it, `locate_avoiding(avoid)` (FailurePolicy::kFailover, when
-  /// `failover` is true), or nowhere.
+  /// `failover` is true), or nowhere. A server whose journal holds keys is
+  /// cleaned first (clean), by `deadline` (0: a call's budget from now).
   template <class LocateAvoiding>
-  auto route(std::size_t primary, bool failover, LocateAvoiding&& locate_avoiding) -> Route {
+  auto route(std::size_t primary, bool failover, LocateAvoiding&& locate_avoiding,
+             std::int64_t deadline = 0) -> Route {
     ServerHealth& own = health(primary);
     if (!HealthPolicy::is_ejected(own)) {
-      return Route{primary, false, Status()};
-    }
-    if (policy_.try_probe(own)) {
+      if (!own.journal.pending()) [[likely]] {
+        return Route{primary, false, Status()};
+      }
+      Status cleaned = clean(primary, false, deadline);
+      if (cleaned.ok()) {
+        return Route{primary, false, Status()};
+      }
+      if (cleaned.code() != Errc::kServerEjected) {
+        return Route{primary, false, std::move(cleaned)};
+      }
+      // Held out: as if ejected.
+    } else if (policy_.try_probe(own)) {
+      if (own.journal.pending()) {
+        Status cleaned = clean(primary, true, deadline);
+        if (!cleaned.ok()) {
+          return Route{primary, false, std::move(cleaned)};
+        }
+      }
       return Route{primary, true, Status()};
     }
     if (failover && options().failure_policy == FailurePolicy::kFailover) {
       if (!avoid_ready_) {
         for (std::size_t s = 0; s < avoid_.size(); ++s) {
-          avoid_[s] = HealthPolicy::is_ejected(health(s)) ? 1 : 0;
+          avoid_[s] = HealthPolicy::is_ejected(health(s)) || held(s) ? 1 : 0;
         }
         avoid_ready_ = true;
       }
       const std::size_t next = locate_avoiding(std::span<const std::uint8_t>(avoid_));
-      if (!HealthPolicy::is_ejected(health(next))) {
+      if (next != primary && !HealthPolicy::is_ejected(health(next))) {
         own.redirected.fetch_add(1, std::memory_order_relaxed);
+        if (health(next).journal.pending()) {
+          Status cleaned = clean(next, false, deadline);
+          if (!cleaned.ok()) {
+            return Route{next, false, std::move(cleaned)};
+          }
+        }
         return Route{next, false, Status()};
       }
     }
     own.refused.fetch_add(1, std::memory_order_relaxed);
+    if (!HealthPolicy::is_ejected(own)) {
+      return Route{primary, false, held_status(primary)};
+    }
     return Route{primary, false, ejected_status(primary)};
+  }
+
+  /// remember: after a write of `key` that failed on `server`, was refused
+  /// there, or went to `copy_at` (a failover server's index) instead: the
+  /// key is deleted on `server` (and on `copy_at`) before it serves again.
+  void remember(std::size_t server, std::string_view key, std::size_t copy_at = kNoCopy) {
+    const std::size_t capacity = options().journal_capacity;
+    if (capacity == 0) {
+      return;
+    }
+    health(server).journal.remember(
+        key, copy_at == kNoCopy ? std::string_view() : members_->servers[copy_at].endpoint(),
+        capacity, policy_.now());
+  }
+
+  /// kNoCopy: remember() without a failover copy.
+  static constexpr std::size_t kNoCopy = static_cast<std::size_t>(-1);
+
+  /// held: whether server `s` is held out by its journal's overflow
+  /// (JournalOverflow::kHold, before max_item_ttl has passed).
+  [[nodiscard]] auto held(std::size_t s) const -> bool {
+    const RecoveryJournal& journal = health(s).journal;
+    if (!journal.pending() || options().journal_overflow == JournalOverflow::kFlush) {
+      return false;
+    }
+    const auto [overflowed, lost_at] = journal.overflow();
+    return overflowed && !hold_expired(lost_at);
+  }
+
+  /// clean: makes server `s` fit to serve before a request goes there: the
+  /// keys its journal remembers are deleted on it (and their failover copies
+  /// elsewhere), and an overflow is settled (JournalOverflow). Answers ok
+  /// when it may serve; kServerEjected while it is held out or another
+  /// client cleans it; kTimeout when `deadline` came first (what is left
+  /// stays for the next request); the failure of a delete that failed on it
+  /// (recorded in its health; `probe`: the request holds its probe lease).
+  auto clean(std::size_t s, bool probe, std::int64_t deadline) -> Status {
+    if (deadline == 0) {
+      deadline = this->deadline(steady_now_ns());
+    }
+    for (;;) {
+      Status outcome = clean_once(s, probe, deadline);
+      // More than one batch, or written meanwhile: go on.
+      if (!outcome.ok() || !health(s).journal.pending()) {
+        return outcome;
+      }
+    }
   }
 
   /// finish: libmemcached's answer `rc` to `operation` as a Status, recorded
@@ -156,6 +274,21 @@ class ClientCore {
     return status;
   }
 
+  /// held_status: the failure of a request refused because its server's
+  /// journal overflowed (JournalOverflow::kHold).
+  [[nodiscard]] auto held_status(std::size_t server) const -> Status {
+    const RecoveryJournal& journal = health(server).journal;
+    return Status(Errc::kServerEjected, MEMCACHED_SUCCESS, server,
+                  members_->servers[server].endpoint() +
+                      " is held out: " + std::to_string(journal.lost()) +
+                      " writes it missed could not be remembered; it returns " +
+                      (options().max_item_ttl.count() > 0
+                           ? "max_item_ttl (" + std::to_string(options().max_item_ttl.count()) +
+                                 " s) after the last of them, or "
+                           : std::string()) +
+                      "once flush_server() flushes it");
+  }
+
   /// ejected_status: the failure of a request refused because its server is
   /// ejected.
   [[nodiscard]] auto ejected_status(std::size_t server) const -> Status {
@@ -165,10 +298,123 @@ class ClientCore {
   }
 
  private:
+  static constexpr std::size_t kReplayBatch = 4096;  // journal entries taken at once
+
+  // Whether a hold that began with a loss at `lost_at` is over.
+  [[nodiscard]] auto hold_expired(std::int64_t lost_at) const noexcept -> bool {
+    const auto ttl = options().max_item_ttl;
+    return ttl.count() > 0 && policy_.now() - lost_at >
+                                  std::chrono::duration_cast<std::chrono::nanoseconds>(ttl).count();
+  }
+
+  // One round of clean(): settles an overflow, or deletes one batch.
+  auto clean_once(std::size_t s, bool probe, std::int64_t deadline) -> Status {
+    ServerHealth& state = health(s);
+    RecoveryJournal& journal = state.journal;
+    if (const auto [overflowed, lost_at] = journal.overflow(); overflowed) {
+      if (options().journal_overflow == JournalOverflow::kFlush) {
+        memcached_st* memc = pool_.handle(s).native_handle();
+        memcached_return_t rc = MEMCACHED_SUCCESS;
+        {
+          const WatchedCall watched = watch(memc, steady_now_ns(), deadline);
+          rc = memcached_flush(memc, 0);
+        }
+        Status flushed = finish(Route{s, probe, Status()}, rc, "flush after journal overflow");
+        if (!flushed.ok()) {
+          return flushed;
+        }
+        state.flushes.fetch_add(1, std::memory_order_relaxed);
+        journal.settle(true);
+        return Status(Errc::kOk, MEMCACHED_SUCCESS, s);
+      }
+      if (!hold_expired(lost_at)) {
+        if (probe) {
+          HealthPolicy::release_probe(state);
+        }
+        return held_status(s);
+      }
+      journal.settle(false);  // every value it could not remember has expired
+    }
+    if (!journal.take(batch_, kReplayBatch)) {
+      if (probe) {
+        HealthPolicy::release_probe(state);
+      }
+      return Status(Errc::kServerEjected, MEMCACHED_SUCCESS, s,
+                    members_->servers[s].endpoint() +
+                        " is being cleaned of writes it missed, by another client");
+    }
+    std::size_t done = 0;
+    Status outcome(Errc::kOk, MEMCACHED_SUCCESS, s);
+    for (; done < batch_.size(); ++done) {
+      const std::int64_t now = steady_now_ns();
+      if (now >= deadline) {
+        if (probe) {
+          HealthPolicy::release_probe(state);
+        }
+        outcome = Status(Errc::kTimeout, MEMCACHED_TIMEOUT, s,
+                         "the call's deadline passed while " + members_->servers[s].endpoint() +
+                             " was cleaned of writes it missed (" +
+                             std::to_string(batch_.size() - done) + " keys left)");
+        break;
+      }
+      JournalEntry& entry = batch_[done];
+      const memcached_return_t rc = erase(s, entry.key, now, deadline);
+      if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+        outcome = finish(Route{s, probe, Status()}, rc, "delete of a key it missed");
+        if (outcome.ok()) {  // an answer that is not a failure of the server
+          outcome = Status(Errc::kProtocolError, rc, s, outcome.message());
+        }
+        break;
+      }
+      state.cleaned.fetch_add(1, std::memory_order_relaxed);
+      if (!entry.copy_at.empty()) {
+        erase_copy(s, entry, deadline);
+      }
+    }
+    if (done < batch_.size()) {
+      batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(done));
+    } else {
+      batch_.clear();
+    }
+    journal.give_back(batch_);
+    return outcome;
+  }
+
+  // Deletes `key` on server `s` (its own handle) by `deadline`.
+  auto erase(std::size_t s, std::string_view key, std::int64_t now, std::int64_t deadline)
+      -> memcached_return_t {
+    memcached_st* memc = pool_.handle(s).native_handle();
+    const WatchedCall watched = watch(memc, now, deadline);
+    return memcached_delete(memc, key.data(), key.size(), 0);
+  }
+
+  // Deletes the failover copy of a key cleaned on `s`; if that fails, the
+  // copy's server remembers it.
+  void erase_copy(std::size_t s, const JournalEntry& entry, std::int64_t deadline) {
+    for (std::size_t c = 0; c < members_->size(); ++c) {
+      if (c == s || members_->servers[c].endpoint() != entry.copy_at) {
+        continue;
+      }
+      const memcached_return_t rc = HealthPolicy::is_ejected(health(c))
+                                        ? MEMCACHED_SERVER_TEMPORARILY_DISABLED
+                                        : erase(c, entry.key, steady_now_ns(), deadline);
+      if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+        if (rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
+          (void)finish(Route{c, false, Status()}, rc, "delete of a failover copy");
+        }
+        remember(c, entry.key);
+      }
+      return;
+    }
+  }
+
   ConnectionPool pool_;
   HealthPolicy policy_;
+  std::int64_t budget_ns_;  // ClientOptions::call_budget()
+  WatchSeat seat_;
   const Membership* members_ = nullptr;
   std::vector<std::uint8_t> avoid_;  // per server: ejected (failover routing)
+  std::vector<JournalEntry> batch_;  // the journal entries being replayed
   bool avoid_ready_ = false;
 };
 

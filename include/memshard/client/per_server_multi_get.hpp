@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "memshard/client/client_core.hpp"
+#include "memshard/client/deadline_watch.hpp"
 #include "memshard/client/multi_get.hpp"
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
@@ -65,6 +66,7 @@ class PerServerMultiGet {
       memcached_st* memc = pool.handle(s).native_handle();
       plan.wired[s] = 1;  // unread replies or shortened waits until settled
       pool.limit_wait(memc, deadline);
+      const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
       sent_[s] = memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
     }
     for (std::size_t s = 0; s < count; ++s) {
@@ -78,6 +80,8 @@ class PerServerMultiGet {
       if (memcached_success(rc)) {
         MemcachedHandle& connection = pool.handle(s);
         pool.limit_wait(connection.native_handle(), deadline);
+        const WatchedCall watched =
+            core.watch(connection.native_handle(), steady_now_ns(), deadline);
         // memcached answers in request order, once per requested key (so also
         // once per duplicate), and skips misses: match by walking forward;
         // anything unexpected falls back to a scan for an unanswered key.

@@ -95,6 +95,13 @@ class PolledMultiGet {
     routes.deadline_ns = deadline;
     memcached_st* memc = fan.native_handle();
     pool.limit_wait(memc, deadline);
+    // Past the deadline, replies are still read while each comes within
+    // kLateWait, for at most kGrace (see below).
+    constexpr std::uint64_t kLateWait = 4;       // ms
+    constexpr std::int64_t kGrace = 12'000'000;  // ns
+    // Whatever a server does, waits end by the deadline: see
+    // client/deadline_watch.hpp. Disarmed before the fan handle may close.
+    WatchedCall watched = core.watch(memc, steady_now_ns(), deadline + kGrace);
     routes.poll_ms = static_cast<std::uint64_t>(options.io_timeout.count());
     routes.begin(count);
     const memcached_return_t sent = memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), m);
@@ -178,9 +185,7 @@ class PolledMultiGet {
     // the requests only once it has connected to every server, so connections
     // that hang can use the deadline up before a live server was even asked:
     // past the deadline, replies are still read while each comes within
-    // kLateWait, for at most kGrace.
-    constexpr std::uint64_t kLateWait = 10;      // ms
-    constexpr std::int64_t kGrace = 50'000'000;  // ns
+    // kLateWait, for at most kGrace, which the deadline watch allows for.
     const auto io_ms = static_cast<std::uint64_t>(options.io_timeout.count());
     while (result != nullptr && !live_.empty()) {
       const std::uint64_t left = routes.left_ms();
@@ -229,6 +234,7 @@ class PolledMultiGet {
                                               memcached_result_length(result)),
                              memcached_result_flags(result), memcached_result_cas(result)});
     }
+    watched.end();
     for (const std::size_t s : plan.used) {
       if (recheck_[s] != 0) {
         broken = true;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "memshard/client/recovery_journal.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/server.hpp"
 #include "memshard/version.hpp"
@@ -46,6 +47,14 @@ struct ServerStats {
   std::uint64_t redirected = 0;
   std::uint32_t consecutive_failures = 0;
   bool ejected = false;  ///< ejected now (a probe may be due)
+  /// Keys its journal holds now: writes it missed while out, deleted on it
+  /// before it serves again (ClientOptions::journal_capacity).
+  std::uint64_t journaled = 0;
+  /// Writes it missed that its full journal could not remember (since it was
+  /// last settled): while any, it is held out (ClientOptions::journal_overflow).
+  std::uint64_t journal_lost = 0;
+  std::uint64_t cleaned = 0;  ///< keys deleted on it from its journal
+  std::uint64_t flushes = 0;  ///< times it was flushed after its journal overflowed
 };
 
 namespace detail {
@@ -63,6 +72,10 @@ struct ServerHealth {
   std::atomic<std::uint32_t> consecutive_failures{0};
   /// Clock time (ns) until which the server is ejected; 0 when healthy.
   std::atomic<std::int64_t> ejected_until{0};
+  std::atomic<std::uint64_t> cleaned{0};
+  std::atomic<std::uint64_t> flushes{0};
+  /// The writes it missed while out (client/recovery_journal.hpp).
+  RecoveryJournal journal;
   /// While one request probes an ejected server: the clock time (ns) at which
   /// its lease ends; 0 when none. A lease that is never released (the
   /// prober's thread died in an exception) simply runs out.
@@ -81,6 +94,12 @@ struct ServerHealth {
     out.redirected = redirected.load(std::memory_order_relaxed);
     out.consecutive_failures = consecutive_failures.load(std::memory_order_relaxed);
     out.ejected = ejected_until.load(std::memory_order_relaxed) != 0;
+    out.cleaned = cleaned.load(std::memory_order_relaxed);
+    out.flushes = flushes.load(std::memory_order_relaxed);
+    if (journal.pending()) {
+      out.journaled = journal.size();
+      out.journal_lost = journal.lost();
+    }
     return out;
   }
 };
