@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -189,6 +190,33 @@ TEST_F(FaultProxyTest, LatencyDelaysEachDirection) {
   EXPECT_GE(Clock::now() - start, milliseconds{30});
 }
 
+TEST_F(FaultProxyTest, JitterIsSeeded) {
+  // The first delay of a proxy seeded `seed`: latency + a draw in -jitter..+jitter.
+  constexpr std::int64_t kLatency = 100;
+  constexpr std::int64_t kJitter = 80;
+  const auto first_delay = [](std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    return milliseconds{kLatency + static_cast<std::int64_t>(rng() % (2 * kJitter + 1)) - kJitter};
+  };
+  // Two seeds whose first delay is well over the latency: without jitter, the
+  // replies would come sooner than these bounds.
+  int checked = 0;
+  for (std::uint64_t seed = 1; checked < 2; ++seed) {
+    const milliseconds delay = first_delay(seed);
+    if (delay < milliseconds{kLatency + kJitter / 2}) {
+      continue;
+    }
+    FaultProxyOptions options;
+    options.seed = seed;
+    FaultProxy proxy(server_.port(), options);
+    proxy.set_latency(Direction::kDownstream, milliseconds{kLatency}, milliseconds{kJitter});
+    const auto start = Clock::now();
+    EXPECT_EQ(get_through(proxy).bytes, kReply);
+    EXPECT_GE(Clock::now() - start, delay) << "seed " << seed;
+    ++checked;
+  }
+}
+
 TEST_F(FaultProxyTest, TrickleSlicesALargeValue) {
   const std::string value(20'000, 'v');
   ASSERT_EQ(server_.command("set big 0 0 20000\r\n" + value + "\r\n"), "STORED\r\n");
@@ -345,6 +373,16 @@ TEST_F(FaultProxyTest, BufferedBytesStayUnderTheCap) {
   EXPECT_EQ(get_through(proxy, "get big\r\n").bytes,
             "VALUE big 0 100000\r\n" + value + "\r\nEND\r\n");
   EXPECT_LE(proxy.peak_buffered(), options.max_buffered_bytes + FaultProxy::kReadSize);
+}
+
+TEST_F(FaultProxyTest, UpstreamDownEndsTheClientConnection) {
+  FaultProxy proxy(server_.port());
+  server_.stop();
+  const Received received = get_through(proxy);
+  EXPECT_EQ(received.bytes, "");
+  EXPECT_TRUE(received.eof) << "errno " << received.error;
+  EXPECT_EQ(proxy.refused(), 1U);
+  EXPECT_EQ(proxy.live(), 0U);
 }
 
 TEST_F(FaultProxyTest, DestructorClosesEverySocket) {

@@ -400,7 +400,9 @@ class FaultProxy {
         ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
       return false;
     }
-    port_ = ntohs(address.sin_port);
+    if (port_ == 0) {
+      port_ = ntohs(address.sin_port);  // before the thread starts; the same port afterwards
+    }
     listener_ = std::move(fd);
     return true;
   }
