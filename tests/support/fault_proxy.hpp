@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -246,7 +247,8 @@ class FaultProxy {
   /// resets of new connections, connections over max_connections, upstream
   /// connections that failed.
   [[nodiscard]] auto refused() const noexcept -> std::size_t { return refused_.load(); }
-  /// live: connections being proxied now.
+  /// live: connections being proxied now (a connection leaves the count
+  /// before its sockets close).
   [[nodiscard]] auto live() const noexcept -> std::size_t { return live_.load(); }
   /// forwarded: bytes written to the destination in `direction` (kBoth: the sum).
   [[nodiscard]] auto forwarded(Direction direction) const noexcept -> std::size_t {
@@ -500,19 +502,26 @@ class FaultProxy {
     live_ = connections.size();
   }
 
-  // Closes and removes the connections whose ending is set.
-  void end_connections(std::vector<std::unique_ptr<Connection>>& connections) noexcept {
-    std::erase_if(connections, [](const std::unique_ptr<Connection>& connection) {
+  // Removes the connections whose ending is set, then closes them: live()
+  // already excludes a connection when its peers see it end.
+  void end_connections(std::vector<std::unique_ptr<Connection>>& connections) {
+    const auto ending = std::stable_partition(connections.begin(), connections.end(),
+                                              [](const std::unique_ptr<Connection>& connection) {
+                                                return connection->ending == Ending::kNone;
+                                              });
+    std::vector<std::unique_ptr<Connection>> ended(std::make_move_iterator(ending),
+                                                   std::make_move_iterator(connections.end()));
+    connections.erase(ending, connections.end());
+    live_ = connections.size();
+    for (const auto& connection : ended) {
       if (connection->ending == Ending::kReset) {
         reset_socket(connection->client);
         reset_socket(connection->server);
-      } else if (connection->ending == Ending::kClose) {
+      } else {
         close_socket(connection->client);
         close_socket(connection->server);
       }
-      return connection->ending != Ending::kNone;
-    });
-    live_ = connections.size();
+    }
   }
 
   void accept_connections(std::vector<std::unique_ptr<Connection>>& connections,
