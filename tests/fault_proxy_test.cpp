@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
@@ -128,6 +129,15 @@ auto wait_until(const std::function<bool()>& condition, milliseconds timeout = k
     pause = std::min(pause * 2, std::chrono::microseconds{20'000});
   }
   return true;
+}
+
+// open_descriptors: the file descriptors this process has open.
+auto open_descriptors() -> std::size_t {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++count;
+  }
+  return count;
 }
 
 // A memcached with a few values, and a proxy in front of it.
@@ -393,20 +403,29 @@ TEST_F(FaultProxyTest, UpstreamDownEndsTheClientConnection) {
 }
 
 TEST_F(FaultProxyTest, DestructorClosesEverySocket) {
+  const std::size_t fds_before = open_descriptors();
   std::uint16_t port = 0;
-  FileDescriptor client;
   {
-    FaultProxy proxy(server_.port());
-    port = proxy.port();
-    client = connect_to(port);
-    ASSERT_TRUE(send_all(client, kGet));
-    ASSERT_EQ(read_reply(client, kGet).bytes, kReply);
+    FileDescriptor client;
+    {
+      FaultProxy proxy(server_.port());
+      port = proxy.port();
+      client = connect_to(port);
+      ASSERT_TRUE(send_all(client, kGet));
+      ASSERT_EQ(read_reply(client, kGet).bytes, kReply);
+      // One connection refused, one closed by its client: neither keeps a descriptor.
+      proxy.set_refusal(Refusal::kClose);
+      EXPECT_TRUE(read_to_end(connect_to(port)).eof);
+      proxy.heal();
+      EXPECT_EQ(get_through(proxy).bytes, kReply);
+    }
+    const Received end = read_to_end(client);
+    EXPECT_TRUE(end.eof || end.error != 0);
   }
-  const Received end = read_to_end(client);
-  EXPECT_TRUE(end.eof || end.error != 0);
   int error = 0;
   EXPECT_FALSE(connect_to(port, error).valid());
   EXPECT_EQ(error, ECONNREFUSED);
+  EXPECT_EQ(open_descriptors(), fds_before);
 }
 
 }  // namespace
