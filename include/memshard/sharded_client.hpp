@@ -152,6 +152,7 @@ class ShardedClient {
   /// get: the item, an empty optional for a miss, or the failure.
   auto get(std::string_view key) -> Result<std::optional<Item>> {
     refresh();
+    core_.start_call();
     if (snapshot_->migration &&
         snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
       if (is_valid_key(key)) {
@@ -231,6 +232,7 @@ class ShardedClient {
       });
     };
     refresh();
+    core_.start_call();
     if (snapshot_->migration) [[unlikely]] {
       return window().remove(key, call);
     }
@@ -306,6 +308,7 @@ class ShardedClient {
   template <class OnHit, class OnFailure>
   void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
     refresh();
+    core_.start_call();
     if (snapshot_->migration) [[unlikely]] {
       const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
       migrated_.run(
@@ -475,6 +478,7 @@ class ShardedClient {
   /// warmer's step; also for keys an application knows are hot.
   auto migrate_key(std::string_view key) -> KeyMigration {
     refresh();
+    core_.start_call();
     if (!snapshot_->migration) {
       return KeyMigration::kNoMigration;
     }
@@ -662,6 +666,7 @@ class ShardedClient {
   template <class Call>
   auto in_window(std::string_view key, detail::WriteRule rule, Call&& call) -> Status {
     refresh();
+    core_.start_call();
     if (!snapshot_->migration) [[likely]] {
       return call();
     }
@@ -717,8 +722,8 @@ class ShardedClient {
       }
       // Send every server its request, then read the answers, all within one
       // deadline: hung servers cost one timeout in all, not one each.
-      // (Cleaning a returning server while routing had a deadline of its own.)
-      const std::int64_t deadline = core_.deadline(detail::steady_now_ns());
+      // (The deadline started already if routing had to clean a server.)
+      const std::int64_t deadline = core_.call_deadline();
       polled = options_.multi_get == MultiGetMode::kPolled &&
                plan.used.size() <= detail::kMaxPolledServers;
       if (polled) {

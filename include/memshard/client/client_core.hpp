@@ -98,6 +98,20 @@ class ClientCore {
     return now + budget_ns_;
   }
 
+  /// start_call: a public call begins; its deadline starts with its first
+  /// use (call_deadline).
+  void start_call() noexcept { call_deadline_ = 0; }
+
+  /// call_deadline: the deadline of the call under way, set by its first use
+  /// (routing that must clean a server, or the requests themselves), so that
+  /// work done for one call shares one deadline.
+  [[nodiscard]] auto call_deadline() noexcept -> std::int64_t {
+    if (call_deadline_ == 0) {
+      call_deadline_ = deadline(steady_now_ns());
+    }
+    return call_deadline_;
+  }
+
   /// watch: holds one libmemcached call on `memc` to `deadline` while the
   /// returned object lives (client/deadline_watch.hpp).
   [[nodiscard]] auto watch(memcached_st* memc, std::int64_t now, std::int64_t deadline) noexcept
@@ -138,7 +152,7 @@ class ClientCore {
   /// route: where a key whose own server is `primary` goes now: there, a
   /// probe of it, `locate_avoiding(avoid)` (FailurePolicy::kFailover, when
   /// `failover` is true), or nowhere. A server whose journal holds keys is
-  /// cleaned first (clean), by `deadline` (0: a call's budget from now).
+  /// cleaned first (clean), by `deadline` (0: call_deadline()).
   template <class LocateAvoiding>
   auto route(std::size_t primary, bool failover, LocateAvoiding&& locate_avoiding,
              std::int64_t deadline = 0) -> Route {
@@ -226,7 +240,7 @@ class ClientCore {
   /// (recorded in its health; `probe`: the request holds its probe lease).
   auto clean(std::size_t s, bool probe, std::int64_t deadline) -> Status {
     if (deadline == 0) {
-      deadline = this->deadline(steady_now_ns());
+      deadline = call_deadline();
     }
     for (;;) {
       Status outcome = clean_once(s, probe, deadline);
@@ -410,7 +424,8 @@ class ClientCore {
 
   ConnectionPool pool_;
   HealthPolicy policy_;
-  std::int64_t budget_ns_;  // ClientOptions::call_budget()
+  std::int64_t budget_ns_;          // ClientOptions::call_budget()
+  std::int64_t call_deadline_ = 0;  // the current call's, once used
   WatchSeat seat_;
   const Membership* members_ = nullptr;
   std::vector<std::uint8_t> avoid_;  // per server: ejected (failover routing)

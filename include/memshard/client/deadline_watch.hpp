@@ -115,6 +115,11 @@ class DeadlineWatch {
     std::erase(slots_, &slot);
   }
 
+  /// asleep: whether the thread sleeps now (no call armed for a second).
+  [[nodiscard]] auto asleep() const noexcept -> bool {
+    return sleeping_.load(std::memory_order_seq_cst);
+  }
+
   /// lowered: how many times a running call's timeouts were lowered (for
   /// tests and benchmarks).
   [[nodiscard]] auto lowered() const noexcept -> std::uint64_t {
@@ -272,6 +277,19 @@ class WatchedCall {
                                    static_cast<std::uint64_t>(slot_.poll_ms_));
       (void)memcached_behavior_set(slot_.memc_, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
                                    static_cast<std::uint64_t>(slot_.connect_ms_));
+    }
+  }
+
+  /// rearm: ends the call's watch and starts it again for a new `deadline`,
+  /// on the same handle (a grace after the first deadline).
+  void rearm(std::int64_t deadline) noexcept {
+    end();
+    ended_ = false;
+    slot_.deadline_ = deadline;
+    slot_.lowered_ = false;
+    if (watch_ != nullptr) {
+      slot_.state_.store(CallWatch::kArmed, std::memory_order_seq_cst);
+      watch_->armed();
     }
   }
 

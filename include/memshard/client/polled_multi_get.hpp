@@ -101,7 +101,7 @@ class PolledMultiGet {
     constexpr std::int64_t kGrace = 12'000'000;  // ns
     // Whatever a server does, waits end by the deadline: see
     // client/deadline_watch.hpp. Disarmed before the fan handle may close.
-    WatchedCall watched = core.watch(memc, steady_now_ns(), deadline + kGrace);
+    WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
     routes.poll_ms = static_cast<std::uint64_t>(options.io_timeout.count());
     routes.begin(count);
     const memcached_return_t sent = memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), m);
@@ -185,12 +185,19 @@ class PolledMultiGet {
     // the requests only once it has connected to every server, so connections
     // that hang can use the deadline up before a live server was even asked:
     // past the deadline, replies are still read while each comes within
-    // kLateWait, for at most kGrace, which the deadline watch allows for.
+    // kLateWait, for at most kGrace (the deadline watch is set again for it).
     const auto io_ms = static_cast<std::uint64_t>(options.io_timeout.count());
+    std::int64_t grace_end = 0;  // set when the deadline is first seen passed
     while (result != nullptr && !live_.empty()) {
       const std::uint64_t left = routes.left_ms();
-      if (left == 0 && coarse_now_ns() >= deadline + kGrace) {
-        break;
+      if (left == 0) {
+        const std::int64_t now = coarse_now_ns();
+        if (grace_end == 0) {
+          grace_end = now + kGrace;
+          watched.rearm(grace_end);
+        } else if (now >= grace_end) {
+          break;
+        }
       }
       routes.set_poll(left == 0 ? kLateWait
                                 : std::clamp<std::uint64_t>(left / live_.size(), 1, io_ms));
@@ -211,11 +218,11 @@ class PolledMultiGet {
           }
         }
         // libmemcached also stops when a poll of several servers times out:
-        // read on while replies are owed and time is left.
+        // read on while replies are owed and time is left. Past the deadline
+        // too, within the grace: a server that trickled its reply until the
+        // deadline has just been cut off, and replies of others may be
+        // waiting behind it.
         prune();
-        if (left == 0) {
-          break;
-        }
         continue;
       }
       if (live_.size() <= kTrackedServers) {
