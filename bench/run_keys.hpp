@@ -143,8 +143,9 @@ inline void require_empty(std::span<const Server> servers) {
       "memshard bench: refusing to run on servers that are not empty: " + found +
       ". The benchmark writes only keys under '" + run_prefix() +
       "' and deletes them at the end, but its writes can evict the items already there, and "
-      "their memory changes its own evictions, so hit rates could come out lower than on empty "
-      "servers. Set MEMSHARD_BENCH_ALLOW_NONEMPTY=1 to run anyway.");
+      "their memory can get its own keys evicted: hit rates would come out lower than on empty "
+      "servers, and checks that expect hits would fail. Set MEMSHARD_BENCH_ALLOW_NONEMPTY=1 to "
+      "run anyway.");
 }
 
 /// erase_keys: deletes every key of `keys` from every server of `servers`
