@@ -15,8 +15,8 @@
 // the placement that stored them, then K sets), before the first read that
 // needs it; only the reads are timed. Every key starts with the run's prefix
 // (MEMSHARD_BENCH_PREFIX, run_keys.hpp): K keys of 10 to 40 random bytes after
-// it. On local servers, a deletion must leave every server empty, as the
-// flush_all it replaces did.
+// it. Nothing is flushed; on local servers, a deletion must leave every
+// server empty, as a flush_all would.
 //
 // Trials: a ring places keys by hashing "host:port" strings, so one ring is one
 // draw of the servers' shares of the hash space. With 160 points per server
