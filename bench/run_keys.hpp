@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -40,11 +41,11 @@ inline constexpr std::size_t kMaxPrefixLength = 32;
 /// bytes (both numbers are cut to their low 32 and 24 bits).
 [[nodiscard]] inline auto make_run_prefix(std::uint64_t unix_seconds, std::uint64_t pid)
     -> std::string {
-  char text[32];
-  std::snprintf(text, sizeof text,
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(),
                 "msb:%08llx%06llx:", static_cast<unsigned long long>(unix_seconds & 0xFFFFFFFFULL),
                 static_cast<unsigned long long>(pid & 0xFFFFFFULL));
-  return text;
+  return text.data();
 }
 
 /// prefix_problem: what is wrong with `prefix` as a run prefix ("" when
@@ -157,8 +158,8 @@ inline constexpr std::size_t kEraseBatch = 512;
 /// (meta `md`, kEraseBatch to a round trip; memcached 1.6 or later; a miss is
 /// fine) and answers how many deletes found the key. Throws
 /// std::runtime_error on any other answer or failure.
-inline auto erase_keys(std::span<const Server> servers, std::span<const std::string> keys)
-    -> std::size_t {
+[[nodiscard]] inline auto erase_keys(std::span<const Server> servers,
+                                     std::span<const std::string> keys) -> std::size_t {
   using memshard::detail::MetaReplyKind;
   std::size_t deleted = 0;
   for (const Server& server : servers) {
