@@ -45,7 +45,8 @@ class SplitMix64 {
 };
 
 /// KeySet: `count` keys of 10 to 40 bytes drawn from 64 key-safe characters,
-/// stored back to back in one buffer. The same seed gives the same keys.
+/// each after `prefix` (none by default), stored back to back in one buffer.
+/// The same seed gives the same keys after the same prefix.
 class KeySet {
  public:
   static constexpr std::size_t kMinLength = 10;
@@ -53,7 +54,8 @@ class KeySet {
   /// kDefaultSeed: the seed of the key set every benchmark uses by default.
   static constexpr std::uint64_t kDefaultSeed = 0x6D656D7368617264ULL;
 
-  explicit KeySet(std::size_t count, std::uint64_t seed = kDefaultSeed) {
+  explicit KeySet(std::size_t count, std::uint64_t seed = kDefaultSeed,
+                  std::string_view prefix = {}) {
     static constexpr std::string_view kAlphabet =
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_";
     SplitMix64 random(seed);
@@ -61,13 +63,15 @@ class KeySet {
     std::size_t total = 0;
     for (std::size_t& length : lengths) {
       length = kMinLength + random.below(kMaxLength - kMinLength + 1);
-      total += length;
+      total += prefix.size() + length;
     }
     bytes_.reserve(total);
-    for (const std::size_t length : lengths) {
+    for (std::size_t& length : lengths) {
+      bytes_.append(prefix);
       for (std::size_t i = 0; i < length; ++i) {
         bytes_.push_back(kAlphabet[random.below(kAlphabet.size())]);
       }
+      length += prefix.size();
     }
     views_.reserve(count);
     std::size_t offset = 0;

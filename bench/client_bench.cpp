@@ -119,9 +119,13 @@
 // names, goes to the context (memshard_client_twemproxy_placement). A fact,
 // not a check: the two rings need not agree.
 //
-// Servers: MEMSHARD_SERVERS=host:port,... (2 to 100 servers; only keys under
-// "memshard-client:" are written, nothing is flushed) or
-// MEMSHARD_BENCH_SERVERS local memcached processes (default 4) on free ports.
+// Servers: MEMSHARD_SERVERS=host:port,... (2 to 100 servers, each empty unless
+// MEMSHARD_BENCH_ALLOW_NONEMPTY=1) or MEMSHARD_BENCH_SERVERS local memcached
+// processes (default 4) on free ports. Every key starts with the run's prefix
+// (MEMSHARD_BENCH_PREFIX, run_keys.hpp), then "memshard-client:"; nothing is
+// flushed. At the end, and after a failure, every key the benchmark drew is
+// deleted from every server (the migration's extra one too); on local servers
+// they must all be empty then.
 //
 // Instruction counts: with MEMSHARD_BENCH_CALLGRIND_OPS=N, under
 // `valgrind --tool=callgrind`, no timing is done: after the checks each
@@ -151,12 +155,14 @@
 #include "client/workload.hpp"
 #include "live_servers.hpp"
 #include "memshard/server.hpp"
+#include "run_keys.hpp"
 
 namespace {
 
 using memshard::Server;
 using memshard::bench::client::check_all;
 using memshard::bench::client::Contender;
+using memshard::bench::client::drawn_keys;
 using memshard::bench::client::kMultiBatch;
 using memshard::bench::client::kMultiKeys;
 using memshard::bench::client::kMultiRequests;
@@ -177,6 +183,8 @@ class LiveFleet {
   [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& {
     return live_.servers();
   }
+  /// started_here: whether the servers are local processes.
+  [[nodiscard]] auto started_here() const noexcept -> bool { return live_.started_here(); }
 
  private:
   static auto local_count() -> std::size_t {
@@ -281,6 +289,27 @@ void register_all(Setup& setup) {
       ->Unit(benchmark::kMillisecond);
 }
 
+// run_all: every benchmark on `fleet`, then the deletion of every key drawn,
+// from the fleet and the migration's extra server; on local servers, a check
+// that they are all empty again.
+void run_all(const LiveFleet& fleet) {
+  Setup setup(fleet.servers());
+  benchmark::AddCustomContext("memshard_client_value_bytes", std::to_string(kValueSize));
+  MigrationSetup migration(fleet.servers());
+  benchmark::AddCustomContext("memshard_client_migration_extra_server", migration.extra_server());
+  register_all(setup);
+  register_migration(migration);
+  benchmark::RunSpecifiedBenchmarks();
+  std::vector<Server> every = fleet.servers();
+  every.push_back(memshard::parse_server(migration.extra_server()));
+  const std::size_t deleted = memshard::bench::erase_keys(every, drawn_keys());
+  std::cerr << "memshard: deleted " << deleted << " keys under '" << memshard::bench::run_prefix()
+            << "'\n";
+  if (fleet.started_here()) {
+    memshard::bench::require_emptied(every, "deleting the client benchmark's keys");
+  }
+}
+
 }  // namespace
 
 auto main(int argc, char** argv) -> int {
@@ -290,13 +319,18 @@ auto main(int argc, char** argv) -> int {
   }
   try {
     const LiveFleet fleet;
-    Setup setup(fleet.servers());
-    benchmark::AddCustomContext("memshard_client_value_bytes", std::to_string(kValueSize));
-    MigrationSetup migration(fleet.servers());
-    benchmark::AddCustomContext("memshard_client_migration_extra_server", migration.extra_server());
-    register_all(setup);
-    register_migration(migration);
-    benchmark::RunSpecifiedBenchmarks();
+    try {
+      run_all(fleet);
+    } catch (const std::exception&) {
+      // What was written before the failure goes too (the extra server dies
+      // with the process).
+      try {
+        static_cast<void>(memshard::bench::erase_keys(fleet.servers(), drawn_keys()));
+      } catch (const std::exception& error) {
+        std::cerr << "memshard client benchmark: " << error.what() << '\n';
+      }
+      throw;
+    }
     benchmark::Shutdown();
   } catch (const std::exception& error) {
     std::cerr << "memshard client benchmark: " << error.what() << '\n';

@@ -11,8 +11,12 @@
 //   remove  (BM_HitRate/remove/<placement>/trial:t, when n >= 2): the first
 //           server failed and was taken out of the list: a client for servers
 //           2 .. n.
-// A trial fills once per placement (flush_all, then K sets), before the first
-// read that needs it; only the reads are timed.
+// A trial fills once per placement (the keys of its last fill deleted through
+// the placement that stored them, then K sets), before the first read that
+// needs it; only the reads are timed. Every key starts with the run's prefix
+// (MEMSHARD_BENCH_PREFIX, run_keys.hpp): K keys of 10 to 40 random bytes after
+// it. Nothing is flushed; on local servers, a deletion must leave every
+// server empty, as a flush_all would.
 //
 // Trials: a ring places keys by hashing "host:port" strings, so one ring is one
 // draw of the servers' shares of the hash space. With 160 points per server
@@ -36,20 +40,22 @@
 //               servers.
 //
 // Servers: MEMSHARD_SERVERS=host:port,... uses those (F of them, at least 2;
-// every one is flushed): a = MEMSHARD_BENCH_ADDED (default 1, below F) and
-// n = F - a. Otherwise n = MEMSHARD_BENCH_SERVERS (default 4) plus
-// a = MEMSHARD_BENCH_ADDED (default 4) local memcached processes are started
-// for each trial on free ports, and stopped before the next trial starts and
+// each must be empty, unless MEMSHARD_BENCH_ALLOW_NONEMPTY=1: on a server
+// that holds items, the benchmark's sets can evict them and the hit rates
+// can come out lower; nothing is flushed, the run's keys are deleted at the
+// end): a = MEMSHARD_BENCH_ADDED (default 1, below F) and n = F - a. Otherwise n =
+// MEMSHARD_BENCH_SERVERS (default 4) plus a = MEMSHARD_BENCH_ADDED (default 4) local memcached
+// processes are started for each trial on free ports, and stopped before the next trial starts and
 // on exit. MEMSHARD_BENCH_KEYS sets K, per trial (default 10000).
 
 #include <benchmark/benchmark.h>
-#include <libmemcached-1.0/memcached.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -62,6 +68,7 @@
 #include "bench_support.hpp"
 #include "live_servers.hpp"
 #include "memshard/memshard.hpp"
+#include "run_keys.hpp"
 
 namespace {
 
@@ -69,7 +76,6 @@ using memshard::Server;
 using memshard::bench::env_count;
 using memshard::bench::KeySet;
 using memshard::bench::LiveServers;
-using memshard::bench::MemcachedPtr;
 
 constexpr std::string_view kValuePrefix = "memshard-hit-rate:";
 constexpr std::size_t kBatch = 100;  // keys per visit_multi
@@ -117,6 +123,20 @@ void store_all(std::span<const Server> servers, const Locator& locator, const Ke
   }
 }
 
+// Deletes every key through a client for `servers` (a miss is fine: the set
+// may never have happened); throws on the first other failure.
+template <class Locator>
+void remove_all(std::span<const Server> servers, const Locator& locator, const KeySet& keys) {
+  auto client = client_for(servers, locator);
+  for (const std::string_view key : keys) {
+    if (const memshard::Status status = client.remove(key);
+        !status && status.code() != memshard::Errc::kNotFound) {
+      throw std::runtime_error("memshard bench: delete through " +
+                               client.server_for(key).endpoint() + ": " + status.message());
+    }
+  }
+}
+
 // Reads every key through a client for `servers`, kBatch keys per visit_multi.
 // Throws if any key could not be read (a miss is not a failure).
 template <class Locator>
@@ -147,36 +167,52 @@ auto read_back(std::span<const Server> servers, const Locator& locator,
   return outcome;
 }
 
-// Trial: one trial's servers (with one libmemcached handle each, to flush
-// them), its keys, and which placement's keys the servers hold now.
+// Trial: one trial's servers, its keys (under the run's prefix), which
+// placement's keys the servers hold now, and how to delete them.
 class Trial {
  public:
   Trial(std::size_t index, std::size_t local_count, std::size_t key_count)
       : index_(index),
         live_(2, static_cast<std::size_t>(-1), local_count),
-        keys_(key_count, KeySet::kDefaultSeed + index) {
-    for (const Server& server : live_.servers()) {
-      handles_.push_back(connect(server));
-    }
-  }
+        keys_(key_count, KeySet::kDefaultSeed + index, memshard::bench::run_prefix()) {}
 
   [[nodiscard]] auto index() const noexcept -> std::size_t { return index_; }
   [[nodiscard]] auto live() const noexcept -> const LiveServers& { return live_; }
   [[nodiscard]] auto servers() const noexcept -> std::span<const Server> { return live_.servers(); }
   [[nodiscard]] auto keys() const noexcept -> const KeySet& { return keys_; }
 
+  /// erase: deletes the keys of the last fill, if any, through the placement
+  /// that stored them; on local servers, checks that every server is empty
+  /// again (as a flush_all would have left it). Throws on a failure (and can
+  /// be called again).
+  void erase() {
+    if (!erase_) {
+      return;
+    }
+    filled_.clear();
+    erase_();
+    erase_ = nullptr;
+    if (live_.started_here()) {
+      memshard::bench::require_emptied(servers(), "deleting the hit-rate keys");
+    }
+  }
+
   /// fill: makes the servers hold this trial's keys as `locator` for `servers`
-  /// stores them (flush_all on every server, then a set per key), unless the
-  /// last fill was `fill_id` already: reads store nothing, so it still holds.
-  /// Returns the baseline: the keys read back through that same placement.
+  /// stores them (erase(), then a set per key), unless the last fill was
+  /// `fill_id` already: reads store nothing, so it still holds. Returns the
+  /// baseline: the keys read back through that same placement.
   template <class Locator>
   auto fill(const std::string& fill_id, std::span<const Server> servers, const Locator& locator)
       -> ReadOutcome {
     if (fill_id == filled_) {
       return baseline_;
     }
-    filled_.clear();
-    flush_all();
+    erase();
+    // Known before the first set, so that a fill that fails half-way is
+    // deleted too.
+    erase_ = [this, stored = std::vector<Server>(servers.begin(), servers.end()), locator] {
+      remove_all(std::span<const Server>(stored), locator, keys_);
+    };
     store_all(servers, locator, keys_);
     baseline_ = read_back(servers, locator, keys_.views());
     filled_ = fill_id;
@@ -184,34 +220,11 @@ class Trial {
   }
 
  private:
-  static auto connect(const Server& server) -> MemcachedPtr {
-    MemcachedPtr memc(memcached_create(nullptr));
-    if (!memc) {
-      throw std::runtime_error("memcached_create failed");
-    }
-    memcached_st* m = memc.get();
-    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, 2000), m,
-                           "CONNECT_TIMEOUT");
-    memshard::bench::check(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, 2000), m,
-                           "POLL_TIMEOUT");
-    memshard::bench::check(memcached_server_add(m, server.host.c_str(), server.port), m,
-                           "adding " + server.endpoint());
-    return memc;
-  }
-
-  void flush_all() const {
-    for (std::size_t i = 0; i < handles_.size(); ++i) {
-      memcached_st* memc = handles_[i].get();
-      memshard::bench::check(memcached_flush(memc, 0), memc,
-                             "flush_all on " + live_.servers()[i].endpoint());
-    }
-  }
-
   std::size_t index_;
   LiveServers live_;
   KeySet keys_;
-  std::vector<MemcachedPtr> handles_;
-  std::string filled_;  // the fill the servers hold, "" for none known
+  std::string filled_;           // the fill the servers hold, "" for none known
+  std::function<void()> erase_;  // deletes the last fill's keys; empty for none
   ReadOutcome baseline_;
 };
 
@@ -247,12 +260,21 @@ class Trials {
   /// added: a, the most servers an add brings.
   [[nodiscard]] auto added() const noexcept -> std::size_t { return added_; }
   [[nodiscard]] auto key_count() const noexcept -> std::size_t { return key_count_; }
+  /// finish: deletes the current trial's keys (Trial::erase).
+  void finish() {
+    if (current_) {
+      current_->erase();
+    }
+  }
+
   /// first: trial 0, started by the constructor (for the run's context).
   [[nodiscard]] auto first() const noexcept -> const Trial& { return *current_; }
 
-  /// trial: trial `index`, with the servers of any other trial stopped first.
+  /// trial: trial `index`, with the keys of any other trial deleted and its
+  /// servers stopped first.
   auto trial(std::size_t index) -> Trial& {
     if (!current_ || current_->index() != index) {
+      finish();
       current_.reset();
       current_ = std::make_unique<Trial>(index, local_count_, key_count_);
     }
@@ -392,6 +414,7 @@ auto main(int argc, char** argv) -> int {
     }
     register_all(trials);
     benchmark::RunSpecifiedBenchmarks();
+    trials.finish();
     benchmark::Shutdown();
   } catch (const std::exception& error) {
     std::cerr << "memshard hit-rate benchmark: " << error.what() << '\n';

@@ -3,7 +3,9 @@
 #define MEMSHARD_BENCH_LIVE_SERVERS_HPP_
 
 // live_servers.hpp: the real memcached servers a benchmark runs against: the
-// ones named in MEMSHARD_SERVERS, or local processes it starts and stops.
+// ones named in MEMSHARD_SERVERS, or local processes it starts and stops;
+// either way, checked empty before the benchmark writes anything (see
+// run_keys.hpp).
 
 #include <benchmark/benchmark.h>
 
@@ -16,16 +18,21 @@
 #include <vector>
 
 #include "memshard/server.hpp"
+#include "run_keys.hpp"
 #include "support/memcached_server.hpp"
 
 namespace memshard::bench {
 
 /// LiveServers: MEMSHARD_SERVERS (between `min_given` and `max_given`
 /// servers), or else `local_count` memcached processes on loopback, stopped
-/// with this object.
+/// with this object. Either way the servers must be empty (require_empty:
+/// curr_items 0, unless MEMSHARD_BENCH_ALLOW_NONEMPTY=1), and the benchmark
+/// writes only keys under run_prefix().
 class LiveServers {
  public:
-  /// Starts or names the servers and records nothing (see add_context).
+  /// Starts or names the servers, checks that they are empty, and records
+  /// nothing (see add_context). Throws std::runtime_error for a server that
+  /// is not empty.
   LiveServers(std::size_t min_given, std::size_t max_given, std::size_t local_count) {
     if (const char* list = std::getenv("MEMSHARD_SERVERS"); list != nullptr && *list != '\0') {
       servers_ = parse_servers(list);
@@ -45,6 +52,8 @@ class LiveServers {
       }
       std::cerr << '\n';
     }
+    require_empty(servers_);
+    std::cerr << "memshard: every key written starts with '" << run_prefix() << "'\n";
   }
 
   /// The same, then add_context(context_prefix).

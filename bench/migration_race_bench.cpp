@@ -6,13 +6,15 @@
 // placement is a ketama ring over the first two, the new one over the other
 // two, so every key moves.
 //
-// One round is one fresh migration: flush every server, write version 0 of
-// kKeys keys ("race:<arm>:<round>:<k>", new names every round) through the old
-// placement, begin_migration(), let kReaders reader threads and kWriters writer
-// threads (clones of the round's client family) run together, then
-// commit_migration(). A copy forward races a write only for a key the writers
-// have not touched yet in this round (a write removes the old copy), hence
-// many short rounds.
+// One round is one fresh migration: delete the last round's keys from every
+// server, write version 0 of kKeys keys ("<prefix>race:<arm>:<round>:<k>",
+// under the run's prefix from run_keys.hpp, new names every round) through
+// the old placement, begin_migration(), let kReaders reader threads and
+// kWriters writer threads (clones of the round's client family) run together,
+// then commit_migration(). After an arm's last round the servers must be
+// empty, as a flush_all would leave them. A copy forward races a write only
+// for a key the writers have not touched yet in this round (a write removes
+// the old copy), hence many short rounds.
 //
 // Readers: note the key's completed version, then get() it; a hit that is
 // older than the noted version is a stale read (a hit that is not a version
@@ -58,6 +60,7 @@
 
 #include "bench_support.hpp"
 #include "memshard/memshard.hpp"
+#include "run_keys.hpp"
 #include "support/memcached_server.hpp"
 
 namespace {
@@ -249,7 +252,9 @@ class Experiment {
     for (std::size_t i = 0; i < kOldServers + kNewServers; ++i) {
       processes_.emplace_back();
       (i < kOldServers ? old_ : new_).push_back(memshard::parse_server(processes_.back().spec()));
+      all_.push_back(memshard::parse_server(processes_.back().spec()));
     }
+    memshard::bench::require_empty(all_);
   }
 
   void add_context() const {
@@ -276,6 +281,10 @@ class Experiment {
           run_round(arm, r, count, sums);
         }
       }
+      erase_last_round();
+      // Every round deleted only the keys of the one before it: the servers
+      // must be as empty as flush_all left them.
+      memshard::bench::require_emptied(all_, "deleting each round's keys");
       report(state, count, sums);
       state.SetLabel(std::string(arm.label));
     } catch (const std::exception& error) {
@@ -284,19 +293,24 @@ class Experiment {
   }
 
  private:
+  // Deletes the keys of the last round, if any, from every server.
+  void erase_last_round() {
+    static_cast<void>(memshard::bench::erase_keys(all_, last_round_));
+    last_round_.clear();
+  }
+
   // One fresh migration (see the file comment).
   void run_round(const Arm& arm, std::size_t number, Count& count, MigrationStats& sums) {
-    for (const memshard::testing::MemcachedServer& process : processes_) {
-      if (const std::string reply = process.command("flush_all"); reply != "OK\r\n") {
-        throw std::runtime_error("memshard bench: flush_all answered " + reply);
-      }
-    }
+    erase_last_round();
     Round round;
+    for (std::size_t k = 0; k < kKeys; ++k) {
+      round.keys.push_back(memshard::bench::run_prefix() + "race:" + std::string(arm.name) + ":" +
+                           std::to_string(number) + ":" + std::to_string(k));
+    }
+    last_round_ = round.keys;  // before the first write: a failed round is deleted too
     Client family(old_);
     for (std::size_t k = 0; k < kKeys; ++k) {
-      round.keys.push_back("race:" + std::string(arm.name) + ":" + std::to_string(number) + ":" +
-                           std::to_string(k));
-      if (const memshard::Status status = family.set(round.keys.back(), "0"); !status) {
+      if (const memshard::Status status = family.set(round.keys[k], "0"); !status) {
         throw std::runtime_error("memshard bench: filling version 0: " + status.message());
       }
     }
@@ -412,6 +426,8 @@ class Experiment {
   std::vector<memshard::testing::MemcachedServer> processes_;
   std::vector<Server> old_;
   std::vector<Server> new_;
+  std::vector<Server> all_;              // old_, then new_
+  std::vector<std::string> last_round_;  // the keys the last round wrote
 };
 
 void register_all(Experiment& experiment) {

@@ -17,7 +17,11 @@
 // keys and evictions matter (about 1,500 items per server for 12,500 keys: the
 // proportions of the migration model, a simulation of 100,000 keys and 12,000
 // items per server whose 10 s windows are about as many requests as keys). Every run restarts them
-// empty on the same ports: every run sees the same ring.
+// empty on the same ports: every run sees the same ring. They are the
+// benchmark's own (checked empty when started, stopped at the end), so
+// nothing is deleted; still, every key starts with the run's prefix
+// (MEMSHARD_BENCH_PREFIX, run_keys.hpp): "<prefix>rt:<row>" and
+// "<prefix>ttl-probe:<i>".
 //
 // Timeline of one run, in windows of W requests (not seconds): kFillWindows
 // windows fill the cache to a steady state, kBeforeWindows windows before the
@@ -67,6 +71,7 @@
 #include "bench_support.hpp"
 #include "memshard/client/meta_connection.hpp"
 #include "memshard/memshard.hpp"
+#include "run_keys.hpp"
 #include "support/memcached_server.hpp"
 
 namespace {
@@ -85,8 +90,10 @@ constexpr std::size_t kBeforeWindows = 2;
 constexpr std::size_t kAfterWindows = 14;
 constexpr std::size_t kDefaultThreads = 3;
 constexpr std::size_t kServers = 5;
-// 1,250-byte values with keys "rt:<row>" fill memcached's 1,368-byte chunks
-// (-f 1.1): 1,532 items in 2 MB.
+// 1,250-byte values with keys "<prefix>rt:<row>" fill memcached's 1,368-byte
+// chunks (-f 1.1): 1,532 items in 2 MB. Keys up to 40 bytes fit (a prefix of
+// at most kMaxPrefixLength = 32 bytes, rows up to 99,999: scale 8); the
+// generated prefix is 19 bytes.
 constexpr std::size_t kValueSize = 1'250;
 constexpr const char* kGrowthFactor = "1.1";
 constexpr double kZipfExponent = 0.9;
@@ -285,6 +292,7 @@ class LocalFleet {
           {"-m", std::to_string(memory_mb), "-f", kGrowthFactor}));
       servers_.push_back(memshard::parse_server(processes_.back().spec()));
     }
+    memshard::bench::require_empty(servers_);
   }
 
   /// restart: every server again, empty, on its port.
@@ -623,7 +631,7 @@ constexpr std::size_t kTtlProbes = 50;
 auto ttl_probe_keys(const Run& run) -> std::vector<std::string> {
   std::vector<std::string> keys;
   for (std::size_t i = 0; keys.size() < kTtlProbes; ++i) {
-    std::string key = "ttl-probe:" + std::to_string(i);
+    std::string key = memshard::bench::run_prefix() + "ttl-probe:" + std::to_string(i);
     if (run.from().endpoint_for(key) != run.to().endpoint_for(key)) {
       keys.push_back(std::move(key));
     }
@@ -759,7 +767,7 @@ class Experiment {
         workload_{settings_, zipf_, keys_, database_} {
     keys_.reserve(settings_.keys);
     for (std::size_t row = 0; row < settings_.keys; ++row) {
-      keys_.push_back("rt:" + std::to_string(row));
+      keys_.push_back(memshard::bench::run_prefix() + "rt:" + std::to_string(row));
     }
   }
 

@@ -17,15 +17,28 @@
 # The resize-through-time runs always start their own 5 local memcached servers
 # (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
-# The migration race starts its own 4 local memcached servers too (and flushes
-# them before every fresh migration).
+# The migration race starts its own 4 local memcached servers too.
+#
+# No benchmark flushes a server. Every key written starts with one prefix per
+# run, MEMSHARD_BENCH_PREFIX (default: msb:<hex of the time and this script's
+# pid>:), and each benchmark deletes its own keys: between its arms where it
+# needs empty servers, and at the end. Before writing anything, each one reads
+# every server's curr_items ("stats") and refuses to run on a server that is
+# not empty: its writes could evict what is there, and that data's memory
+# could get its own keys evicted, lowering the hit rates it measures.
+# MEMSHARD_BENCH_ALLOW_NONEMPTY=1 runs anyway. With MEMSHARD_SERVERS this
+# script checks that before the first benchmark. An interrupted run leaves its
+# keys behind (under the prefix it logs).
 #
 # Environment:
 #   MEMSHARD_BUILD_DIR          build tree (default: <repo>/build-bench)
 #   MEMSHARD_RESULTS_DIR        results (default: <repo>/bench-results)
 #   MEMSHARD_SERVERS            host:port,... real servers for the hit-rate and
-#                               client runs (2 to 100; the hit-rate runs flush
-#                               every one!)
+#                               client runs (2 to 100; each must be empty, see
+#                               above)
+#   MEMSHARD_BENCH_PREFIX       the prefix of every key written (up to 32 of
+#                               A-Za-z0-9:_.-; default: a new one per run)
+#   MEMSHARD_BENCH_ALLOW_NONEMPTY  1: run on servers that hold items (default 0)
 #   MEMSHARD_BENCH_SERVERS      local servers: before the resize, and for the
 #                               client runs (default 4)
 #   MEMSHARD_BENCH_ADDED        the hit-rate runs add 1 to this many servers
@@ -112,7 +125,7 @@ fi
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
 rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race}.{json,log} "$results_dir"/*.csv \
-  "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log}
+  "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log}
 
 log "configuring and building (Release) in $build_dir"
 if ! run "$results_dir/configure.log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
@@ -125,6 +138,22 @@ fi
 bench_dir=$build_dir/bench
 
 failures=()
+
+export MEMSHARD_BENCH_PREFIX=${MEMSHARD_BENCH_PREFIX:-$(printf 'msb:%08x%06x:' "$(date +%s)" "$$")}
+if ! [[ $MEMSHARD_BENCH_PREFIX =~ ^[A-Za-z0-9:_.-]{1,32}$ ]]; then
+  log "MEMSHARD_BENCH_PREFIX must be 1 to 32 of A-Za-z0-9:_.- : '$MEMSHARD_BENCH_PREFIX'"
+  exit 1
+fi
+log "every key written starts with $MEMSHARD_BENCH_PREFIX"
+if [[ -n ${MEMSHARD_SERVERS:-} ]]; then
+  # Listing the hit-rate benchmarks names the servers and checks that they are
+  # empty, and writes nothing.
+  log "checking that MEMSHARD_SERVERS are empty"
+  if ! run "$results_dir/servers_check.log" "$bench_dir/memshard_hit_rate_bench" \
+    --benchmark_list_tests=true; then
+    exit 1
+  fi
+fi
 
 log "lookup cost ($repetitions runs of each, ${min_time} s)"
 run "$results_dir/locate.log" "$bench_dir/memshard_locate_bench" \

@@ -18,11 +18,28 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "run_keys.hpp"
 
 namespace memshard::bench::client {
 
-/// kKeyPrefix: every key the client benchmark writes starts with it.
-inline constexpr std::string_view kKeyPrefix = "memshard-client:";
+/// kKeyTag: after the run's prefix, every key the client benchmark writes
+/// starts with it.
+inline constexpr std::string_view kKeyTag = "memshard-client:";
+
+/// key_prefix: what every key the client benchmark writes starts with:
+/// run_prefix(), then kKeyTag.
+[[nodiscard]] inline auto key_prefix() -> const std::string& {
+  static const std::string prefix = run_prefix() + std::string(kKeyTag);
+  return prefix;
+}
+
+/// drawn_keys: every key any Data of this process has made, in order, so
+/// that the benchmark can delete all it may have written, after a failure
+/// too (Data is made on one thread only).
+[[nodiscard]] inline auto drawn_keys() -> std::vector<std::string>& {
+  static std::vector<std::string> keys;
+  return keys;
+}
 /// kValueSize: the size of every value, in bytes.
 inline constexpr std::size_t kValueSize = 100;
 /// kSingleKeys: the keys of the single get and set runs.
@@ -36,7 +53,8 @@ inline constexpr std::size_t kSingleBatch = 40;
 /// kMultiBatch: multi-gets per contender per round.
 inline constexpr std::size_t kMultiBatch = 4;
 
-/// Data: keys under kKeyPrefix and their 100-byte values.
+/// Data: keys under key_prefix() and their 100-byte values; each key is also
+/// added to drawn_keys().
 struct Data {
   /// Data: `count` keys drawn by KeySet from `seed`.
   explicit Data(std::size_t count, std::uint64_t seed) {
@@ -61,7 +79,7 @@ struct Data {
     for (std::size_t chunk = 0; chunk < kMaxChunks && out.keys.size() < count; ++chunk) {
       const KeySet raw(kChunk, seed + chunk);
       for (const std::string_view key : raw) {
-        full.assign(kKeyPrefix).append(key);
+        full.assign(key_prefix()).append(key);
         if (client.server_index_for(full) == 0 && out.keys.size() < count) {
           out.add(key);
         }
@@ -75,13 +93,14 @@ struct Data {
     return out;
   }
 
-  std::vector<std::string> keys;    ///< the keys, kKeyPrefix included
+  std::vector<std::string> keys;    ///< the keys, key_prefix() included
   std::vector<std::string> values;  ///< the value of each key
 
  private:
   void add(std::string_view key) {
-    std::string full(kKeyPrefix);
+    std::string full(key_prefix());
     full.append(key);
+    drawn_keys().push_back(full);
     std::string value = "value of " + full + ' ';
     while (value.size() < kValueSize) {
       value.append(full);

@@ -71,7 +71,7 @@ def migration_race_section(rep, doc):
     servers = context.get("memshard_migration_race_servers", "?")
     notes = [f"{context.get('memshard_migration_race_rounds', '?')} fresh migrations per arm on 4 local memcached "
              f"servers ({context.get('memshard_migration_race_memcached_version', 'memcached')}; {servers}: "
-             f"2 old -> 2 new, every key moves): flush, version 0 of "
+             f"2 old -> 2 new, every key moves): the last round's keys deleted, version 0 of "
              f"{context.get('memshard_migration_race_keys', '?')} keys through the old placement, begin_migration, "
              f"{context.get('memshard_migration_race_readers', '?')} readers x "
              f"{context.get('memshard_migration_race_reads_per_round', '?')} gets and "
