@@ -41,6 +41,7 @@ auto options(FailurePolicy policy) -> ClientOptions {
   out.failure_limit = 2;
   out.retry_interval = std::chrono::hours(1);  // no probe during a test
   out.failure_policy = policy;
+  out.max_ejected_fraction = 1;  // these tests eject most servers
   out.max_value_size = 10;
   return out;
 }
@@ -164,6 +165,18 @@ TEST(ClientCoreTest, AProbeGoesToTheEjectedServerAndItsOutcomeDecides) {
   (void)core.finish(probe, MEMCACHED_SUCCESS, "get");
   EXPECT_FALSE(HealthPolicy::is_ejected(core.health(1)));
   EXPECT_FALSE(core.route(1, true, never).probe);
+}
+
+TEST(CappedExptimeTest, EveryFormOfExpiryEndsWithinTheCap) {
+  using memshard::detail::capped_exptime;
+  constexpr std::int64_t kNow = 1'800'000'000;
+  EXPECT_EQ(capped_exptime(0, 60, kNow), 60);                // never -> the cap
+  EXPECT_EQ(capped_exptime(30, 60, kNow), 30);               // shorter: kept
+  EXPECT_EQ(capped_exptime(3600, 60, kNow), 60);             // longer: capped
+  EXPECT_EQ(capped_exptime(kNow + 40, 60, kNow), 40);        // absolute, 40 s left
+  EXPECT_EQ(capped_exptime(kNow + 9000, 60, kNow), 60);      // absolute, later
+  EXPECT_EQ(capped_exptime(kNow - 5, 60, kNow), kNow - 5);   // past: expired as it is
+  static_assert(capped_exptime(2'592'000, 60, kNow) == 60);  // 30 days is relative
 }
 
 }  // namespace

@@ -128,6 +128,18 @@ TEST(ValidateOptionsTest, TheDefaultsAreValid) {
   EXPECT_NO_THROW(memshard::validate_options(smallest));
 }
 
+TEST(ValidateOptionsTest, TheBudgetsDeriveFromTheTimeouts) {
+  ClientOptions options;
+  options.connect_timeout = milliseconds(300);
+  options.io_timeout = milliseconds(200);
+  EXPECT_EQ(options.call_budget(), milliseconds(500));
+  options.call_timeout = milliseconds(50);
+  EXPECT_EQ(options.call_budget(), milliseconds(50));
+  EXPECT_EQ(options.retry_cap(), options.retry_interval * 30);
+  options.retry_interval_max = milliseconds(9000);
+  EXPECT_EQ(options.retry_cap(), milliseconds(9000));
+}
+
 TEST(ValidateOptionsTest, EachNonPositiveSettingIsRefusedByName) {
   struct Case {
     std::string_view field;
@@ -148,6 +160,26 @@ TEST(ValidateOptionsTest, EachNonPositiveSettingIsRefusedByName) {
       {"retry_interval must be positive: -2000 ms",
        [](ClientOptions& o) { o.retry_interval = milliseconds(-2000); }},
       {"max_value_size must be positive: 0", [](ClientOptions& o) { o.max_value_size = 0; }},
+      {"call_timeout must not be negative: -1 ms",
+       [](ClientOptions& o) { o.call_timeout = milliseconds(-1); }},
+      {"retry_interval_max must be 0 or at least retry_interval: 1999 ms",
+       [](ClientOptions& o) { o.retry_interval_max = milliseconds(1999); }},
+      {"retry_interval_max must be 0 or at least retry_interval: -1 ms",
+       [](ClientOptions& o) { o.retry_interval_max = milliseconds(-1); }},
+      {"max_ejected_fraction must be in (0, 1]: 0.000000",
+       [](ClientOptions& o) { o.max_ejected_fraction = 0; }},
+      {"max_ejected_fraction must be in (0, 1]: 1.500000",
+       [](ClientOptions& o) { o.max_ejected_fraction = 1.5; }},
+      {"max_ejected_fraction must be in (0, 1]: nan",
+       [](ClientOptions& o) { o.max_ejected_fraction = std::numeric_limits<double>::quiet_NaN(); }},
+      {"failover_rate must be in (0, 1]: -0.100000",
+       [](ClientOptions& o) { o.failover_rate = -0.1; }},
+      {"max_item_ttl must not be negative: -1 s",
+       [](ClientOptions& o) { o.max_item_ttl = seconds(-1); }},
+      {"failover_ttl must be positive and at most 30 days: 0 s",
+       [](ClientOptions& o) { o.failover_ttl = seconds(0); }},
+      {"failover_ttl must be positive and at most 30 days: 2592001 s",
+       [](ClientOptions& o) { o.failover_ttl = seconds(kThirtyDays + 1); }},
   };
   for (const Case& c : cases) {
     ClientOptions options;

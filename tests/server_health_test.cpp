@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 namespace {
 
+using memshard::detail::HealthChange;
 using memshard::detail::HealthPolicy;
 using memshard::detail::HealthRegistry;
 using memshard::detail::ServerHealth;
@@ -38,15 +40,18 @@ auto policy(std::uint32_t limit = 2) -> HealthPolicy {
 TEST(HealthPolicyTest, ConsecutiveServerFailuresEjectAtTheLimit) {
   const HealthPolicy rules = policy(3);
   ServerHealth health;
-  EXPECT_FALSE(rules.record(health, true, false));
-  EXPECT_FALSE(rules.record(health, true, false));
+  EXPECT_EQ(rules.record(health, true, false), HealthChange::kNone);
+  EXPECT_FALSE(rules.ejects_next(health));
+  EXPECT_EQ(rules.record(health, true, false), HealthChange::kNone);
   EXPECT_FALSE(HealthPolicy::is_ejected(health));
-  EXPECT_TRUE(rules.record(health, true, false));  // the third ejects
+  EXPECT_TRUE(rules.ejects_next(health));
+  EXPECT_EQ(rules.record(health, true, false), HealthChange::kEjected);  // the third
   EXPECT_TRUE(HealthPolicy::is_ejected(health));
+  EXPECT_FALSE(rules.ejects_next(health));
   EXPECT_EQ(health.ejections.load(), 1U);
   EXPECT_EQ(health.consecutive_failures.load(), 3U);
   // Failing again while out neither counts a second ejection nor restores.
-  EXPECT_FALSE(rules.record(health, true, false));
+  EXPECT_EQ(rules.record(health, true, false), HealthChange::kNone);
   EXPECT_EQ(health.ejections.load(), 1U);
   EXPECT_TRUE(health.stats(memshard::Server{"a", 1, 1, ""}).ejected);
 }
@@ -88,18 +93,69 @@ TEST(HealthPolicyTest, AProbesOutcomeRestoresOrEjectsAgain) {
   (void)rules.record(health, true, false);
   advance(kRetry);
   ASSERT_TRUE(rules.try_probe(health));
-  // The probe fails: out again for a whole retry interval, however the count
-  // stands, and the lease is free.
-  (void)rules.record(health, true, true);
+  // The probe fails: out again, for 1.5 retry intervals (plus jitter up to a
+  // fifth), however the count stands, and the lease is free.
+  EXPECT_EQ(rules.record(health, true, true), HealthChange::kProbeFailed);
   EXPECT_TRUE(HealthPolicy::is_ejected(health));
   EXPECT_EQ(health.probe_until.load(), 0);
+  EXPECT_EQ(health.probe_failures.load(), 1U);
+  advance(kRetry * 3 / 2 - milliseconds(1));
   EXPECT_FALSE(rules.try_probe(health));
-  advance(kRetry);
+  advance(kRetry * 3 / 10 + milliseconds(1));
   ASSERT_TRUE(rules.try_probe(health));
-  (void)rules.record(health, false, true);
+  EXPECT_EQ(rules.record(health, false, true), HealthChange::kRestored);
   EXPECT_FALSE(HealthPolicy::is_ejected(health));
   EXPECT_EQ(health.probe_until.load(), 0);
+  EXPECT_EQ(health.probe_failures.load(), 0U);
   EXPECT_EQ(health.ejections.load(), 1U) << "one ejection, probed twice";
+}
+
+TEST(HealthPolicyTest, FailedProbesBackOffByHalfWithJitterUpToTheCap) {
+  const HealthPolicy rules(1, kRetry, kLease, &fake_clock, kRetry * 5);
+  EXPECT_EQ(rules.interval(0), std::chrono::nanoseconds(kRetry).count());
+  EXPECT_EQ(rules.interval(1), std::chrono::nanoseconds(kRetry * 3 / 2).count());
+  EXPECT_EQ(rules.interval(2), std::chrono::nanoseconds(kRetry * 9 / 4).count());
+  EXPECT_EQ(rules.interval(100), std::chrono::nanoseconds(kRetry * 5).count());
+  // Probe after probe fails; each wait is within [interval, 1.2 interval].
+  ServerHealth health;
+  (void)rules.record(health, true, false);
+  std::int64_t previous = 0;
+  for (std::uint32_t step = 1; step <= 8; ++step) {
+    advance(kRetry * 6);
+    ASSERT_TRUE(rules.try_probe(health)) << step;
+    const std::int64_t from = fake_clock();
+    ASSERT_EQ(rules.record(health, true, true), HealthChange::kProbeFailed);
+    const std::int64_t wait = health.ejected_until.load() - from;
+    EXPECT_GE(wait, rules.interval(step)) << step;
+    EXPECT_LE(wait, rules.interval(step) + rules.interval(step) / 5) << step;
+    EXPECT_GE(wait, previous * 4 / 5) << "never much shorter than the last wait";
+    previous = wait;
+  }
+}
+
+TEST(HealthPolicyTest, ClientsDrawDifferentJitter) {
+  const HealthPolicy rules(1, kRetry, kLease, &fake_clock);
+  std::vector<ServerHealth> healths(8);
+  std::vector<std::int64_t> waits;
+  for (ServerHealth& health : healths) {
+    (void)rules.record(health, true, false);
+    advance(kRetry);
+    ASSERT_TRUE(rules.try_probe(health));
+    (void)rules.record(health, true, true);
+    waits.push_back(health.ejected_until.load() - fake_clock());
+  }
+  std::sort(waits.begin(), waits.end());
+  EXPECT_LT(waits.front(), waits.back()) << "eight servers, one draw";
+}
+
+TEST(HealthPolicyTest, AnEjectionNotAllowedKeepsTheServerIn) {
+  const HealthPolicy rules = policy(2);
+  ServerHealth health;
+  (void)rules.record(health, true, false);
+  EXPECT_EQ(rules.record(health, true, false, false), HealthChange::kKeptIn);
+  EXPECT_FALSE(HealthPolicy::is_ejected(health));
+  EXPECT_EQ(health.kept_in.load(), 1U);
+  EXPECT_EQ(rules.record(health, true, false, true), HealthChange::kEjected);
 }
 
 TEST(HealthPolicyTest, AFailureThatIsNotAProbeDoesNotRestore) {

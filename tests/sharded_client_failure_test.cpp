@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
 #include "support/scripted_server.hpp"
@@ -40,6 +42,7 @@ using memshard::FailurePolicy;
 using memshard::MultiGetMode;
 using memshard::Server;
 using memshard::testing::all_threads_stopped;
+using memshard::testing::FaultProxy;
 using memshard::testing::MemcachedServer;
 using memshard::testing::StoppedProcess;
 using Clock = std::chrono::steady_clock;
@@ -822,6 +825,175 @@ TEST_F(FailureTest, AProbeWonInTheMiddleOfAMultiGetIsKept) {
       });
   EXPECT_FALSE(client.stats()[1].ejected);
   EXPECT_TRUE(client.get(keys[0]).ok());
+}
+
+// Collects a client's server events (ClientOptions::on_server_event) from
+// any thread.
+class EventLog {
+ public:
+  auto observer() -> memshard::ServerObserver {
+    return [this](const memshard::ServerEvent& event) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      events_.push_back(event);
+    };
+  }
+  auto kinds() const -> std::vector<memshard::ServerEventKind> {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<memshard::ServerEventKind> out;
+    for (const auto& event : events_) {
+      out.push_back(event.kind);
+    }
+    return out;
+  }
+  auto count(memshard::ServerEventKind kind) const -> std::size_t {
+    const auto all = kinds();
+    return static_cast<std::size_t>(std::count(all.begin(), all.end(), kind));
+  }
+  auto events() const -> std::vector<memshard::ServerEvent> {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<memshard::ServerEvent> events_;
+};
+
+TEST_F(FailureTest, EventsTellOfEjectionFailedProbesAndTheReturn) {
+  EventLog log;
+  ClientOptions with = options(FailurePolicy::kFailFast);
+  with.on_server_event = log.observer();
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(), with);
+  const auto keys = keys_on(client, 2, 2);
+  servers_[2].stop();
+  while (client.get(keys[0]).code() != Errc::kServerEjected) {
+  }
+  ASSERT_EQ(log.kinds(), std::vector{memshard::ServerEventKind::kEjected});
+  const auto ejected = log.events()[0];
+  EXPECT_EQ(ejected.server.endpoint(), servers_[2].spec());
+  EXPECT_NE(ejected.detail.find(servers_[2].spec()), std::string::npos) << ejected.detail;
+  ASSERT_TRUE(eventually([&] { return client.get(keys[0]).code() == Errc::kConnectionFailure; },
+                         kRetryInterval * 10));
+  EXPECT_EQ(log.count(memshard::ServerEventKind::kProbeFailed), 1U);
+  servers_[2].restart();
+  ASSERT_TRUE(eventually([&] { return client.get(keys[1]).ok(); }, kRetryInterval * 20));
+  EXPECT_EQ(log.kinds().back(), memshard::ServerEventKind::kRestored);
+  EXPECT_EQ(client.stats()[2].probe_failures, 0U);
+  // An observer that throws changes nothing for the call.
+  ClientOptions throwing = options(FailurePolicy::kFailFast);
+  throwing.on_server_event = [](const memshard::ServerEvent&) { throw std::runtime_error("x"); };
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> other(list(), throwing);
+  servers_[1].stop();
+  const auto dead = keys_on(other, 1, 1)[0];
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(other.get(dead).ok());
+  }
+  EXPECT_TRUE(other.stats()[1].ejected);
+}
+
+TEST_F(FailureTest, FailOpenEjectsAtMostMaxEjectedFractionOfTheServers) {
+  EventLog log;
+  ClientOptions with = options(FailurePolicy::kFailFast);
+  with.on_server_event = log.observer();
+  with.max_ejected_fraction = 0.5;  // of 4 servers: 2
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(), with);
+  std::vector<std::vector<std::string>> keys;
+  for (std::size_t s = 0; s < 4; ++s) {
+    keys.push_back(keys_on(client, s, 3));
+    ASSERT_TRUE(client.set(keys[s][0], "v"));
+  }
+  for (std::size_t s = 0; s < 3; ++s) {
+    servers_[s].stop();
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (std::size_t s = 0; s < 3; ++s) {
+      EXPECT_FALSE(client.get(keys[s][0]).ok());
+    }
+  }
+  const auto stats = client.stats();
+  std::size_t ejected = 0;
+  std::uint64_t kept_in = 0;
+  for (std::size_t s = 0; s < 3; ++s) {
+    ejected += stats[s].ejected ? 1U : 0U;
+    kept_in += stats[s].kept_in;
+  }
+  EXPECT_EQ(ejected, 2U);
+  EXPECT_GT(kept_in, 0U);
+  EXPECT_EQ(log.count(memshard::ServerEventKind::kEjected), 2U);
+  EXPECT_GT(log.count(memshard::ServerEventKind::kKeptIn), 0U);
+  EXPECT_TRUE(client.get(keys[3][0]).ok()) << "the survivor serves its keys";
+  // Without the rule, all three go.
+  ClientOptions unlimited = options(FailurePolicy::kFailFast);
+  unlimited.max_ejected_fraction = 1;
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> all(list(), unlimited);
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t s = 0; s < 3; ++s) {
+      (void)all.get(keys[s][0]);
+    }
+  }
+  std::size_t all_ejected = 0;
+  for (const auto& stat : all.stats()) {
+    all_ejected += stat.ejected ? 1U : 0U;
+  }
+  EXPECT_EQ(all_ejected, 3U);
+}
+
+TEST_F(FailureTest, TheFailoverRateLimitsHowManyRequestsFailOver) {
+  ClientOptions with = options(FailurePolicy::kFailover);
+  with.failover_rate = 0.1;
+  memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>> client(list(), with);
+  const auto keys = keys_on(client, 1, 1);
+  servers_[1].stop();
+  while (!client.stats()[1].ejected) {
+    (void)client.get(keys[0]);
+  }
+  constexpr int kRequests = 1000;
+  int failed_over = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const auto status = client.set(keys[0], "v");
+    failed_over += status.ok() ? 1 : 0;
+    if (!status.ok()) {
+      EXPECT_EQ(status.code(), Errc::kServerEjected) << status;
+    }
+  }
+  // A burst of 100, then a tenth of the requests.
+  EXPECT_LE(failed_over, 100 + kRequests / 10 + 5);
+  EXPECT_GE(failed_over, kRequests / 10);
+  EXPECT_EQ(client.stats()[1].redirected, static_cast<std::uint64_t>(failed_over));
+}
+
+TEST_F(FailureTest, EveryProbeReachesTheWireAndProbesBackOff) {
+  // libmemcached's own retry clock answers "disabled" without connecting; a
+  // memshard probe opens a connection, counted here by a proxy that accepts
+  // and closes at once.
+  FaultProxy proxy(servers_[0].port());
+  ClientOptions with = options(FailurePolicy::kFailFast);
+  with.retry_interval = milliseconds(100);
+  with.retry_interval_max = milliseconds(400);
+  memshard::ShardedClient<memshard::ModuloLocator<memshard::Crc32>> client(
+      {memshard::parse_server(proxy.spec())}, with);
+  ASSERT_TRUE(client.set("k", "v"));
+  proxy.set_refusal(memshard::testing::Refusal::kClose);
+  proxy.reset();
+  while (!client.stats()[0].ejected) {
+    (void)client.get("k");
+  }
+  const std::size_t before = proxy.accepted();
+  const auto start = Clock::now();
+  std::uint32_t probes = 0;
+  while (Clock::now() - start < milliseconds(1500)) {
+    if (client.get("k").code() != Errc::kServerEjected) {
+      ++probes;  // it reached the wire: a connection failure
+    }
+  }
+  const std::size_t connections = proxy.accepted() - before;
+  EXPECT_EQ(connections, probes) << "every probe connected, nothing else did";
+  // 100, 150, 225, 337, then 400 ms (+ up to 20 %): 5 to 7 in 1.5 s.
+  EXPECT_GE(probes, 4U);
+  EXPECT_LE(probes, 8U);
+  EXPECT_GE(client.stats()[0].probe_failures, 4U);
+  proxy.heal();
+  ASSERT_TRUE(eventually([&] { return client.get("k").ok(); }, milliseconds(2000)));
 }
 
 TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {

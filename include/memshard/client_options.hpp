@@ -12,6 +12,7 @@
 #include <string>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/server_event.hpp"
 #include "memshard/version.hpp"
 
 namespace memshard {
@@ -72,7 +73,22 @@ struct ClientOptions {
   /// Consecutive timeouts or connection failures that eject a server.
   std::uint32_t failure_limit = 2;
   /// How long an ejected server is left alone before one request probes it.
+  /// Each failed probe keeps it out 1.5 times longer (plus up to a fifth at
+  /// random), up to retry_interval_max.
   std::chrono::milliseconds retry_interval{2000};
+  /// The longest a server stays out between probes; 0: 30 * retry_interval.
+  std::chrono::milliseconds retry_interval_max{0};
+  /// Fail-open: at most this fraction of the servers (at least one) is
+  /// ejected at a time; a server that fails beyond it stays in and its calls
+  /// fail on their own, so that an outage of the client's own network does
+  /// not eject every server, and failover cannot pile every key on a few
+  /// survivors. 1 ejects without limit.
+  double max_ejected_fraction = 0.5;
+  /// With FailurePolicy::kFailover, the most requests that fail over, as a
+  /// fraction of all requests of a client (a token bucket of 100 requests'
+  /// burst): past it, keys of ejected servers fail fast, so that the
+  /// survivors are not flooded. 1 fails over without limit.
+  double failover_rate = 0.5;
   /// What happens to the keys of an ejected server.
   FailurePolicy failure_policy = FailurePolicy::kFailFast;
   /// Writes a server misses (failed, refused while it was ejected, or sent to
@@ -98,6 +114,14 @@ struct ClientOptions {
   /// How multi-gets read their replies (MultiGetMode): kPolled, through one
   /// more connection per server, reads whichever server answers first.
   MultiGetMode multi_get = MultiGetMode::kPolled;
+  /// Told of every server event (ejections, probes, returns, ...) as it
+  /// happens; empty: nobody is.
+  ServerObserver on_server_event;
+
+  /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
+  [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
+    return retry_interval_max.count() > 0 ? retry_interval_max : retry_interval * 30;
+  }
 
   /// call_budget: call_timeout, or connect_timeout + io_timeout when it is 0.
   [[nodiscard]] auto call_budget() const noexcept -> std::chrono::milliseconds {
@@ -106,7 +130,8 @@ struct ClientOptions {
 };
 
 /// validate_options: throws ConfigError for a timeout or interval that is not
-/// positive (call_timeout, max_item_ttl: negative), a failover_ttl over 30
+/// positive (call_timeout, max_item_ttl: negative), a retry_interval_max
+/// below retry_interval, a fraction outside (0, 1], a failover_ttl over 30
 /// days, a zero failure limit, or a zero max_value_size.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
@@ -127,6 +152,21 @@ inline void validate_options(const ClientOptions& options) {
   if (options.retry_interval.count() <= 0) {
     detail::throw_config_error("retry_interval must be positive",
                                std::to_string(options.retry_interval.count()) + " ms");
+  }
+  if (options.retry_interval_max.count() < 0 ||
+      (options.retry_interval_max.count() > 0 &&
+       options.retry_interval_max < options.retry_interval)) {
+    detail::throw_config_error("retry_interval_max must be 0 or at least retry_interval",
+                               std::to_string(options.retry_interval_max.count()) + " ms");
+  }
+  // (written so that NaN fails too)
+  if (!(options.max_ejected_fraction > 0 && options.max_ejected_fraction <= 1)) {
+    detail::throw_config_error("max_ejected_fraction must be in (0, 1]",
+                               std::to_string(options.max_ejected_fraction));
+  }
+  if (!(options.failover_rate > 0 && options.failover_rate <= 1)) {
+    detail::throw_config_error("failover_rate must be in (0, 1]",
+                               std::to_string(options.failover_rate));
   }
   if (options.max_item_ttl.count() < 0) {
     detail::throw_config_error("max_item_ttl must not be negative",

@@ -32,6 +32,7 @@
 #include "memshard/client_options.hpp"
 #include "memshard/key.hpp"
 #include "memshard/result.hpp"
+#include "memshard/server_event.hpp"
 #include "memshard/version.hpp"
 
 namespace memshard {
@@ -73,7 +74,8 @@ class ClientCore {
   explicit ClientCore(const ClientOptions& options)
       : pool_(options),
         policy_(options.failure_limit, options.retry_interval,
-                options.connect_timeout + options.io_timeout + options.retry_interval),
+                options.connect_timeout + options.io_timeout + options.retry_interval,
+                &steady_now_ns, options.retry_cap()),
         budget_ns_(
             std::chrono::duration_cast<std::chrono::nanoseconds>(options.call_budget()).count()) {}
 
@@ -156,6 +158,9 @@ class ClientCore {
   template <class LocateAvoiding>
   auto route(std::size_t primary, bool failover, LocateAvoiding&& locate_avoiding,
              std::int64_t deadline = 0) -> Route {
+    if (options().failure_policy == FailurePolicy::kFailover) {
+      count_request();
+    }
     ServerHealth& own = health(primary);
     if (!HealthPolicy::is_ejected(own)) {
       if (!own.journal.pending()) [[likely]] {
@@ -178,7 +183,7 @@ class ClientCore {
       }
       return Route{primary, true, Status()};
     }
-    if (failover && options().failure_policy == FailurePolicy::kFailover) {
+    if (failover && options().failure_policy == FailurePolicy::kFailover && take_failover()) {
       if (!avoid_ready_) {
         for (std::size_t s = 0; s < avoid_.size(); ++s) {
           avoid_[s] = HealthPolicy::is_ejected(health(s)) || held(s) ? 1 : 0;
@@ -204,6 +209,26 @@ class ClientCore {
     return Route{primary, false, ejected_status(primary)};
   }
 
+  /// count_request: one more request, for the failover rate limit
+  /// (ClientOptions::failover_rate): each adds that fraction of a token.
+  void count_request() noexcept {
+    failover_tokens_ = std::min(kFailoverBurst, failover_tokens_ + options().failover_rate);
+  }
+
+  /// notify: tells the application's observer, if any, of an event on
+  /// `server`; an observer that throws is ignored.
+  void notify(ServerEventKind kind, std::size_t server, std::string_view detail,
+              std::uint64_t count = 0) const noexcept {
+    const ServerObserver& observer = options().on_server_event;
+    if (!observer) {
+      return;
+    }
+    try {
+      observer(ServerEvent{kind, members_->servers[server], std::string(detail), count});
+    } catch (...) {  // the observer's problem, never the call's
+    }
+  }
+
   /// remember: after a write of `key` that failed on `server`, was refused
   /// there, or went to `copy_at` (a failover server's index) instead: the
   /// key is deleted on `server` (and on `copy_at`) before it serves again.
@@ -212,9 +237,12 @@ class ClientCore {
     if (capacity == 0) {
       return;
     }
-    health(server).journal.remember(
+    const bool began = health(server).journal.remember(
         key, copy_at == kNoCopy ? std::string_view() : members_->servers[copy_at].endpoint(),
         capacity, policy_.now());
+    if (began && options().journal_overflow == JournalOverflow::kHold) [[unlikely]] {
+      notify(ServerEventKind::kHeld, server, held_status(server).detail());
+    }
   }
 
   /// kNoCopy: remember() without a failover copy.
@@ -284,7 +312,17 @@ class ClientCore {
     } else if (code == Errc::kServerError || code == Errc::kProtocolError) {
       state.errors.fetch_add(1, std::memory_order_relaxed);
     }
-    (void)policy_.record(state, server_failure, route.probe);
+    bool may_eject = true;
+    if (server_failure && !route.probe && policy_.ejects_next(state)) {
+      may_eject = room_to_eject();
+    }
+    const HealthChange change = policy_.record(state, server_failure, route.probe, may_eject);
+    if (change != HealthChange::kNone) [[unlikely]] {
+      static constexpr ServerEventKind kKinds[] = {
+          ServerEventKind::kEjected, ServerEventKind::kEjected, ServerEventKind::kKeptIn,
+          ServerEventKind::kProbeFailed, ServerEventKind::kRestored};
+      notify(kKinds[static_cast<std::size_t>(change)], server, status.detail());
+    }
     return status;
   }
 
@@ -313,6 +351,31 @@ class ClientCore {
 
  private:
   static constexpr std::size_t kReplayBatch = 4096;  // journal entries taken at once
+  static constexpr double kFailoverBurst = 100;      // failover tokens at most
+
+  // Whether one more server may be ejected (the fail-open rule): fewer than
+  // max_ejected_fraction of the members (at least one) are out now. Read
+  // from the shared health without a lock: clients ejecting at the same
+  // instant may pass it by one.
+  [[nodiscard]] auto room_to_eject() const noexcept -> bool {
+    const std::size_t n = members_->size();
+    const auto allowed = std::max<std::size_t>(
+        1, static_cast<std::size_t>(options().max_ejected_fraction * static_cast<double>(n)));
+    std::size_t out = 0;
+    for (std::size_t s = 0; s < n && out < allowed; ++s) {
+      out += HealthPolicy::is_ejected(health(s)) ? 1U : 0U;
+    }
+    return out < allowed;
+  }
+
+  // Takes one failover token if there is one (ClientOptions::failover_rate).
+  auto take_failover() noexcept -> bool {
+    if (failover_tokens_ < 1) {
+      return false;
+    }
+    failover_tokens_ -= 1;
+    return true;
+  }
 
   // Whether a hold that began with a loss at `lost_at` is over.
   [[nodiscard]] auto hold_expired(std::int64_t lost_at) const noexcept -> bool {
@@ -339,6 +402,7 @@ class ClientCore {
         }
         state.flushes.fetch_add(1, std::memory_order_relaxed);
         journal.settle(true);
+        notify(ServerEventKind::kFlushed, s, {});
         return Status(Errc::kOk, MEMCACHED_SUCCESS, s);
       }
       if (!hold_expired(lost_at)) {
@@ -391,6 +455,9 @@ class ClientCore {
       batch_.clear();
     }
     journal.give_back(batch_);
+    if (done > 0) {
+      notify(ServerEventKind::kCleaned, s, {}, done);
+    }
     return outcome;
   }
 
@@ -424,8 +491,9 @@ class ClientCore {
 
   ConnectionPool pool_;
   HealthPolicy policy_;
-  std::int64_t budget_ns_;          // ClientOptions::call_budget()
-  std::int64_t call_deadline_ = 0;  // the current call's, once used
+  std::int64_t budget_ns_;                   // ClientOptions::call_budget()
+  std::int64_t call_deadline_ = 0;           // the current call's, once used
+  double failover_tokens_ = kFailoverBurst;  // the failover rate limit's bucket
   WatchSeat seat_;
   const Membership* members_ = nullptr;
   std::vector<std::uint8_t> avoid_;  // per server: ejected (failover routing)

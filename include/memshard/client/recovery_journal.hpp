@@ -48,9 +48,10 @@ class RecoveryJournal {
   /// remember: `key` must be deleted on the server before it serves again
   /// (and on `copy_at` too, when not empty). With `capacity` keys remembered
   /// already, the key is lost instead and the journal overflows at `now`
-  /// (steady clock ns).
-  void remember(std::string_view key, std::string_view copy_at, std::size_t capacity,
-                std::int64_t now) {
+  /// (steady clock ns). Answers whether this began an overflow.
+  auto remember(std::string_view key, std::string_view copy_at, std::size_t capacity,
+                std::int64_t now) -> bool {
+    bool began = false;
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(std::string(key));
     if (found != entries_.end()) {
@@ -60,11 +61,13 @@ class RecoveryJournal {
     } else if (entries_.size() < capacity) {
       entries_.emplace(std::string(key), std::string(copy_at));
     } else {
+      began = !overflowed_;
       overflowed_ = true;
       lost_at_ = now;
       ++lost_;
     }
     pending_.store(true, std::memory_order_release);
+    return began;
   }
 
   /// size: the keys remembered now (a replay under way holds some outside).
