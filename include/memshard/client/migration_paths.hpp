@@ -382,10 +382,11 @@ class MigrationPaths {
       }
     }
     memcached_st* memc = core_->pool().handle(s).native_handle();
-    core_->pool().limit_wait(memc, deadline);
-    const memcached_return_t rc = by_handle(memc);
-    if (core_->pool().has_handle(s)) {
-      core_->pool().restore_wait(memc);
+    memcached_return_t rc = MEMCACHED_SUCCESS;
+    {
+      // Held to the deadline whatever the server does (deadline_watch.hpp).
+      const WatchedCall watched = core_->watch(memc, steady_now_ns(), deadline);
+      rc = by_handle(memc);
     }
     Status status = core_->finish(route, rc, operation);
     return {rc, MetaReply{}, std::move(status)};
