@@ -8,6 +8,7 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +29,7 @@ inline void check(bool condition) {
 /// FleetLimits: the bounds of a fuzzed fleet.
 struct FleetLimits {
   std::size_t max_servers = 2000;  ///< at most this many servers
+  int max_weight = 100;            ///< weights at most this
   bool whole_weights = false;      ///< weights are whole numbers (else also fractions)
   bool safe_hosts = false;         ///< hosts only of [a-z0-9.-] (what libmemcached takes as is)
   bool names = true;               ///< some servers get a name
@@ -45,12 +47,16 @@ inline auto fuzzed_text(FuzzedDataProvider& input, std::size_t max, bool safe) -
   return text;
 }
 
-/// fuzzed_fleet: 1 to `limits.max_servers` servers, each host unique (a
+/// fuzzed_fleet: 1 to `limits.max_servers` servers (mostly at most 16), each host unique (a
 /// fuzzed part after "s<i>."), ports and weights from the input. Whether
 /// the list is valid for a given locator is for its constructor to say.
 inline auto fuzzed_fleet(FuzzedDataProvider& input, const FleetLimits& limits)
     -> std::vector<Server> {
-  const auto count = input.ConsumeIntegralInRange<std::size_t>(1, limits.max_servers);
+  // Mostly small fleets, which run fast; now and then up to the limit.
+  const auto size_class = input.ConsumeIntegral<std::uint8_t>();
+  const std::size_t most = size_class < 200 ? 16 : size_class < 250 ? 200 : limits.max_servers;
+  const auto count =
+      input.ConsumeIntegralInRange<std::size_t>(1, std::min(most, limits.max_servers));
   const auto weight_mode = input.ConsumeIntegralInRange<int>(0, limits.whole_weights ? 1 : 2);
   std::vector<Server> servers(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -65,10 +71,10 @@ inline auto fuzzed_fleet(FuzzedDataProvider& input, const FleetLimits& limits)
     }
     switch (weight_mode) {
       case 1:
-        server.weight = input.ConsumeIntegralInRange<int>(1, 100);
+        server.weight = input.ConsumeIntegralInRange<int>(1, limits.max_weight);
         break;
       case 2:
-        server.weight = input.ConsumeIntegralInRange<int>(1, 4000) / 40.0;
+        server.weight = input.ConsumeIntegralInRange<int>(1, 40 * limits.max_weight) / 40.0;
         break;
       default:
         break;
