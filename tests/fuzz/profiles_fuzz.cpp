@@ -169,7 +169,10 @@ extern "C" auto LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t siz
     limits.whole_weights = input.ConsumeBool();
   }
   const std::vector<Server> servers = memshard::fuzz::fuzzed_fleet(input, limits);
-  const std::vector<std::string> keys = memshard::fuzz::fuzzed_keys(input, 32);
+  std::vector<std::string> keys = memshard::fuzz::fuzzed_keys(input, 32);
+  for (int i = 0; i < 64; ++i) {  // and plain keys, so that a small difference shows
+    keys.push_back("key:" + std::to_string(i));
+  }
 
   const std::optional<AnyLocator> locator = build(profile.name, servers, options);
   if (!locator) {
