@@ -73,6 +73,10 @@ TEST(ParseServerTest, RejectsBadSpecsNamingTheProblem) {
   expect_config_error("h:11211:1:", "empty name");
   expect_config_error("[::1:11211", "closing ']'");
   expect_config_error("[::1]x", "after ']'");
+  // A host with a bracket of its own: its endpoint() would not read back.
+  expect_config_error("[[0]:112", "'[' or ']'");
+  expect_config_error("[a[b]", "'[' or ']'");
+  expect_config_error("a]:11211", "'[' or ']'");
   expect_config_error("h\t:11211", "space or control");
 }
 

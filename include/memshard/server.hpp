@@ -138,7 +138,8 @@ inline void validate_servers(std::span<const Server> servers) {
 /// parse_server: parses `host[:port[:weight[:name]]]`.
 ///
 /// - `host` is a name or an IPv4 literal, or an IPv6 literal in brackets
-///   (`[::1]:11211`); it is kept as written, without brackets.
+///   (`[::1]:11211`); it is kept as written, without brackets, and may hold
+///   no bracket of its own.
 /// - `port` defaults to 11211; `weight` (a positive number) to 1.
 /// - `name` is everything after the third `:` and may itself contain `:`.
 ///
@@ -167,6 +168,11 @@ inline void validate_servers(std::span<const Server> servers) {
   }
   if (server.host.empty()) {
     detail::throw_config_error("server spec has an empty host", spec);
+  }
+  // A bracket inside the host ("[[::1]" gives "[::1") would make endpoint()
+  // a spec that reads back differently, or not at all.
+  if (server.host.find_first_of("[]") != std::string::npos) {
+    detail::throw_config_error("server host has a '[' or ']' of its own", spec);
   }
   if (!rest.empty()) {
     rest.remove_prefix(1);  // the ':' before the port
