@@ -601,10 +601,8 @@ class ShardedClient {
     }
     refresh();
     core_.forget_avoid();
-    const std::int64_t now = detail::steady_now_ns();
-    const std::int64_t deadline = core_.deadline(now);
     const std::size_t primary = locator_->locate(key);
-    detail::Route route = route_from(primary, key, deadline);
+    detail::Route route = route_from(primary, key);
     if (!route.status.ok()) {
       if (access == Access::kWrite) {
         core_.remember(primary, key);
@@ -617,8 +615,9 @@ class ShardedClient {
     memcached_return_t rc = MEMCACHED_SUCCESS;
     bool late = false;
     {
-      const detail::WatchedCall watched = core_.watch(native(route.server), now, deadline);
+      detail::WatchedCall watched = core_.watch_call(native(route.server));
       rc = call(route.server);
+      watched.end();
       late = rc == MEMCACHED_TIMEOUT && watched.passed();
     }
     Status status = late ? core_.finish(route, rc, operation, core_.deadline_cause())

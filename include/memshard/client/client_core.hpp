@@ -77,7 +77,10 @@ class ClientCore {
                 options.connect_timeout + options.io_timeout + options.retry_interval,
                 &steady_now_ns, options.retry_cap()),
         budget_ns_(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(options.call_budget()).count()) {}
+            std::chrono::duration_cast<std::chrono::nanoseconds>(options.call_budget()).count()),
+        short_budget_(options.call_budget() < options.io_timeout ||
+                      options.call_budget() < options.connect_timeout),
+        seat_(budget_ns_) {}
 
   /// bind: moves to `members` (kept alive by the caller's snapshot).
   void bind(const Membership& members) {
@@ -119,6 +122,19 @@ class ClientCore {
   [[nodiscard]] auto watch(memcached_st* memc, std::int64_t now, std::int64_t deadline) noexcept
       -> WatchedCall {
     return seat_.call(memc, now, deadline, options());
+  }
+
+  /// watch_call: holds one single-key call on `memc` to the call's deadline:
+  /// call_deadline() when this call started it already (cleaning a server),
+  /// else its budget from now, set by the watch thread (no clock read here)
+  /// unless the budget is shorter than a timeout and the first wait must be
+  /// shortened now.
+  [[nodiscard]] auto watch_call(memcached_st* memc) noexcept -> WatchedCall {
+    if (call_deadline_ != 0 || short_budget_) [[unlikely]] {
+      const std::int64_t now = steady_now_ns();
+      return seat_.call(memc, now, call_deadline_ != 0 ? call_deadline_ : deadline(now), options());
+    }
+    return seat_.call(memc, options());
   }
 
   /// deadline_cause: what a call that timed out at its deadline says.
@@ -491,10 +507,11 @@ class ClientCore {
 
   ConnectionPool pool_;
   HealthPolicy policy_;
-  std::int64_t budget_ns_;                   // ClientOptions::call_budget()
+  std::int64_t budget_ns_;  // ClientOptions::call_budget()
+  bool short_budget_;       // the budget is shorter than a timeout
+  WatchSeat seat_;
   std::int64_t call_deadline_ = 0;           // the current call's, once used
   double failover_tokens_ = kFailoverBurst;  // the failover rate limit's bucket
-  WatchSeat seat_;
   const Membership* members_ = nullptr;
   std::vector<std::uint8_t> avoid_;  // per server: ejected (failover routing)
   std::vector<JournalEntry> batch_;  // the journal entries being replayed

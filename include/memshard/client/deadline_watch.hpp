@@ -35,6 +35,7 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
 class DeadlineWatch;
+class WatchSeat;
 
 /// CallWatch: one client's slot in the DeadlineWatch: the handle its call
 /// uses and the call's deadline while a call runs. Owned by one client (one
@@ -51,6 +52,7 @@ class CallWatch {
  private:
   friend class DeadlineWatch;
   friend class WatchedCall;
+  friend class WatchSeat;
 
   static constexpr std::uint32_t kIdle = 0;
   static constexpr std::uint32_t kArmed = 1;
@@ -61,7 +63,8 @@ class CallWatch {
   // the watch thread after it takes kBusy (acquire); written back by it
   // before it returns the slot to kArmed.
   memcached_st* memc_ = nullptr;
-  std::int64_t deadline_ = 0;
+  std::int64_t deadline_ = 0;    // 0: the thread sets it when it first sees the call
+  std::int64_t budget_ns_ = 0;   // a call's budget, for such a deadline (set once)
   std::int32_t poll_ms_ = 0;     // the client's own poll timeout
   std::int32_t connect_ms_ = 0;  // the client's own connect timeout
   bool lowered_ = false;         // the handle's timeouts were lowered
@@ -189,6 +192,14 @@ class DeadlineWatch {
   // the value it read, at most a tick older. Written at every tick (the
   // owner may set its own, shorter, waits meanwhile).
   void lower(CallWatch& slot, std::int64_t now) noexcept {
+    if (slot.deadline_ == 0) {
+      // The call began within the last tick (the scan before missed it):
+      // its deadline is taken to be a tick earlier than its budget from
+      // now, so that it ends between budget - kTick and budget after it
+      // began. The hot path reads no clock for this.
+      slot.deadline_ = now + slot.budget_ns_ -
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(kTick).count();
+    }
     const std::int64_t left_ns = slot.deadline_ - now;
     const auto left = static_cast<std::int32_t>(
         std::clamp<std::int64_t>(left_ns / 1'000'000, 0, std::int64_t{1} << 30));
@@ -250,6 +261,23 @@ class WatchedCall {
     }
   }
 
+  /// The same for a call whose deadline is its budget from when it began,
+  /// which the watch thread sets when it first sees the call (at most a tick
+  /// late): nothing is lowered here, and no clock is read.
+  WatchedCall(DeadlineWatch* watch, CallWatch& slot, memcached_st* memc,
+              const ClientOptions& options) noexcept
+      : watch_(watch), slot_(slot) {
+    slot.memc_ = memc;
+    slot.deadline_ = 0;
+    slot.poll_ms_ = static_cast<std::int32_t>(options.io_timeout.count());
+    slot.connect_ms_ = static_cast<std::int32_t>(options.connect_timeout.count());
+    slot.lowered_ = false;
+    if (watch_ != nullptr) {
+      slot.state_.store(CallWatch::kArmed, std::memory_order_seq_cst);
+      watch_->armed();
+    }
+  }
+
   WatchedCall(const WatchedCall&) = delete;
   auto operator=(const WatchedCall&) -> WatchedCall& = delete;
   WatchedCall(WatchedCall&&) = delete;
@@ -293,9 +321,16 @@ class WatchedCall {
     }
   }
 
-  /// passed: whether the deadline has passed (the call's timeout was the
-  /// deadline's, not one wait's).
-  [[nodiscard]] auto passed() const noexcept -> bool { return steady_now_ns() >= slot_.deadline_; }
+  /// passed: whether the deadline has come (within a tick: the last wait,
+  /// lowered to the whole ms left, may end just before it), so that a
+  /// timeout was the deadline's, not one wait's. After end() only.
+  [[nodiscard]] auto passed() const noexcept -> bool {
+    return slot_.deadline_ != 0 &&
+           steady_now_ns() +
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(DeadlineWatch::kTick)
+                       .count() >=
+               slot_.deadline_;
+  }
 
  private:
   DeadlineWatch* watch_;
@@ -308,7 +343,10 @@ class WatchedCall {
 /// Construction throws std::system_error when the watch thread cannot start.
 class WatchSeat {
  public:
-  WatchSeat() : watch_(DeadlineWatch::shared()), slot_(std::make_unique<CallWatch>()) {
+  /// A seat whose calls have `budget_ns` each (ClientOptions::call_budget()).
+  explicit WatchSeat(std::int64_t budget_ns)
+      : watch_(DeadlineWatch::shared()), slot_(std::make_unique<CallWatch>()) {
+    slot_->budget_ns_ = budget_ns;
     watch_->enroll(*slot_);
   }
   WatchSeat(WatchSeat&&) noexcept = default;
@@ -328,6 +366,13 @@ class WatchSeat {
   [[nodiscard]] auto call(memcached_st* memc, std::int64_t now, std::int64_t deadline,
                           const ClientOptions& options) noexcept -> WatchedCall {
     return WatchedCall(watch_.get(), *slot_, memc, now, deadline, options);
+  }
+
+  /// call: arms the slot for one call on `memc` whose deadline is its
+  /// budget from when it began (see WatchedCall).
+  [[nodiscard]] auto call(memcached_st* memc, const ClientOptions& options) noexcept
+      -> WatchedCall {
+    return WatchedCall(watch_.get(), *slot_, memc, options);
   }
 
   /// watch: the process's watch.
