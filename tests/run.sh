@@ -28,6 +28,7 @@ fi
 status=0
 for preset in "${presets[@]}"; do
   echo "== memshard: $preset: configure and build" >&2
+  phase_start=$SECONDS
   cmake --preset "$preset" >/dev/null
   build_args=(--preset "$preset" -j "$jobs")
   if [ "$preset" = tsan ]; then
@@ -40,7 +41,8 @@ for preset in "${presets[@]}"; do
     # Each public header compiles on its own.
     cmake --build --preset "$preset" -j "$jobs" --target all_verify_interface_header_sets
   fi
-  echo "== memshard: $preset: test" >&2
+  echo "== memshard: $preset: configured and built in $((SECONDS - phase_start)) s; test" >&2
+  phase_start=$SECONDS
   ctest_args=(--preset "$preset" -j "$jobs" --timeout 900)
   if [ "$preset" = tsan ]; then
     ctest_args+=(-L threads)
@@ -51,5 +53,7 @@ for preset in "${presets[@]}"; do
   if ! ctest "${ctest_args[@]}"; then
     status=1
   fi
+  echo "== memshard: $preset: tested in $((SECONDS - phase_start)) s" >&2
 done
+echo "== memshard: everything in $SECONDS s" >&2
 exit "$status"
