@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <optional>
+#include <ostream>
 #include <string>
 
 #include "memshard/detail/throw.hpp"
@@ -56,6 +58,21 @@ enum class MultiGetMode : std::uint8_t {
   kPerServer,
 };
 
+/// SaslCredentials: the SASL user name and password a client authenticates
+/// every connection with (ClientOptions::sasl; binary protocol only). The
+/// password never prints: operator<< shows the user name alone, and no
+/// Status or stats() of the client holds either.
+struct SaslCredentials {
+  std::string username;
+  std::string password;
+
+  /// operator<<: `SaslCredentials{username: "<name>", password: <hidden>}`.
+  friend auto operator<<(std::ostream& out, const SaslCredentials& credentials) -> std::ostream& {
+    return out << "SaslCredentials{username: \"" << credentials.username
+               << "\", password: <hidden>}";
+  }
+};
+
 /// ClientOptions: how a ShardedClient talks to its servers.
 struct ClientOptions {
   /// Time to establish a TCP connection.
@@ -98,6 +115,10 @@ struct ClientOptions {
   /// How multi-gets read their replies (MultiGetMode): kPolled, through one
   /// more connection per server, reads whichever server answers first.
   MultiGetMode multi_get = MultiGetMode::kPolled;
+  /// SASL credentials for every connection (memcached -S), or none. Needs
+  /// Protocol::kBinary; a server that refuses them answers Errc::kAuthFailure,
+  /// which never ejects it.
+  std::optional<SaslCredentials> sasl;
 
   /// call_budget: call_timeout, or connect_timeout + io_timeout when it is 0.
   [[nodiscard]] auto call_budget() const noexcept -> std::chrono::milliseconds {
@@ -107,7 +128,8 @@ struct ClientOptions {
 
 /// validate_options: throws ConfigError for a timeout or interval that is not
 /// positive (call_timeout, max_item_ttl: negative), a failover_ttl over 30
-/// days, a zero failure limit, or a zero max_value_size.
+/// days, a zero failure limit, a zero max_value_size, or SASL credentials
+/// with the text protocol, an empty user name or a NUL byte.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -138,6 +160,20 @@ inline void validate_options(const ClientOptions& options) {
   }
   if (options.max_value_size == 0) {
     detail::throw_config_error("max_value_size must be positive", "0");
+  }
+  if (options.sasl) {
+    // The messages never quote the credentials.
+    if (options.protocol != Protocol::kBinary) {
+      detail::throw_config_error("SASL authentication needs the binary protocol",
+                                 "set protocol = Protocol::kBinary");
+    }
+    if (options.sasl->username.empty()) {
+      detail::throw_config_error("SASL user name must not be empty", "sasl.username");
+    }
+    if (options.sasl->username.find('\0') != std::string::npos ||
+        options.sasl->password.find('\0') != std::string::npos) {
+      detail::throw_config_error("SASL user name and password must not hold a NUL byte", "sasl");
+    }
   }
 }
 
