@@ -289,8 +289,8 @@ TEST_F(SaslTest, AWrongPasswordReconnectsOnlyForCalls) {
   const StatsHandle stats(fleet().servers[0]);
   Client client(fleet().list(1), options_with(wrong()));
   const std::uint64_t before = stats.total_connections();
-  constexpr int kCalls = 20;
-  for (int i = 0; i < kCalls; ++i) {
+  constexpr std::uint64_t kCalls = 20;
+  for (std::uint64_t i = 0; i < kCalls; ++i) {
     expect_auth_failure(client.set("sasl:storm:" + std::to_string(i), "v"));
   }
   const std::uint64_t after = stats.total_connections();
