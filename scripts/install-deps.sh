@@ -5,8 +5,9 @@
 # arguments. Safe to run again: it does nothing when everything is present.
 set -euo pipefail
 
+# sasl2-bin (saslpasswd2) and libsasl2-modules (PLAIN, CRAM-MD5): the SASL tests.
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
-  libbenchmark-dev libsqlite3-dev "$@")
+  libbenchmark-dev libsqlite3-dev sasl2-bin libsasl2-modules "$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,8 @@ namespace {
 using memshard::ClientOptions;
 using memshard::ConfigError;
 using memshard::Expiry;
+using memshard::Protocol;
+using memshard::SaslCredentials;
 using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -188,6 +191,39 @@ TEST(ValidateOptionsTest, EachNonPositiveSettingIsRefusedByName) {
         config_error_of([&options] { memshard::validate_options(options); });
     EXPECT_EQ(message, "memshard: " + std::string(c.field));
   }
+}
+
+TEST(ValidateOptionsTest, SaslNeedsTheBinaryProtocol) {
+  ClientOptions options;
+  options.sasl = SaslCredentials{"alice", "s3cret-pw"};
+  const std::string text = config_error_of([&options] { memshard::validate_options(options); });
+  EXPECT_EQ(text,
+            "memshard: SASL authentication needs the binary protocol: set protocol = "
+            "Protocol::kBinary");
+  options.protocol = Protocol::kBinary;
+  EXPECT_NO_THROW(memshard::validate_options(options));
+}
+
+TEST(ValidateOptionsTest, BadSaslCredentialsAreRefusedWithoutQuotingThem) {
+  ClientOptions options;
+  options.protocol = Protocol::kBinary;
+  options.sasl = SaslCredentials{"", "s3cret-pw"};
+  EXPECT_EQ(config_error_of([&options] { memshard::validate_options(options); }),
+            "memshard: SASL user name must not be empty: sasl.username");
+  options.sasl = SaslCredentials{"alice", std::string("s3cret\0pw", 9)};
+  const std::string text = config_error_of([&options] { memshard::validate_options(options); });
+  EXPECT_EQ(text, "memshard: SASL user name and password must not hold a NUL byte: sasl");
+  EXPECT_EQ(text.find("s3cret"), std::string::npos);
+  EXPECT_EQ(text.find("alice"), std::string::npos);
+}
+
+TEST(SaslCredentialsTest, ThePasswordNeverPrints) {
+  std::ostringstream out;
+  out << SaslCredentials{"alice", "s3cret-pw"};
+  EXPECT_EQ(out.str(), "SaslCredentials{username: \"alice\", password: <hidden>}");
+  EXPECT_EQ(out.str().find("s3cret"), std::string::npos);
+  EXPECT_EQ(::testing::PrintToString(SaslCredentials{"alice", "s3cret-pw"}).find("s3cret"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -23,7 +23,6 @@ TEST(ReturnCodesTest, EachCodeMeansWhatACallerActsOn) {
       {MEMCACHED_STORED, Errc::kOk},
       {MEMCACHED_DELETED, Errc::kOk},
       {MEMCACHED_END, Errc::kOk},
-      {MEMCACHED_BUFFERED, Errc::kOk},
       {MEMCACHED_NOTFOUND, Errc::kNotFound},
       {MEMCACHED_NOTSTORED, Errc::kNotStored},
       {MEMCACHED_DATA_EXISTS, Errc::kExists},
@@ -44,10 +43,20 @@ TEST(ReturnCodesTest, EachCodeMeansWhatACallerActsOn) {
       {MEMCACHED_MEMORY_ALLOCATION_FAILURE, Errc::kServerError},
       {MEMCACHED_UNKNOWN_READ_FAILURE, Errc::kProtocolError},
       {MEMCACHED_PROTOCOL_ERROR, Errc::kProtocolError},
+      // Queued in the client, not acknowledged: never "stored".
+      {MEMCACHED_BUFFERED, Errc::kProtocolError},
+      {MEMCACHED_AUTH_FAILURE, Errc::kAuthFailure},
+      {MEMCACHED_AUTH_PROBLEM, Errc::kAuthFailure},
+      {MEMCACHED_AUTH_CONTINUE, Errc::kAuthFailure},
   };
   for (const auto& [rc, code] : table) {
     EXPECT_EQ(to_errc(rc), code) << memcached_strerror(nullptr, rc);
   }
+}
+
+TEST(ReturnCodesTest, AnAuthenticationFailureNeverCountsAgainstAServer) {
+  EXPECT_FALSE(memshard::is_server_failure(Errc::kAuthFailure));
+  EXPECT_EQ(memshard::to_string(Errc::kAuthFailure), "auth_failure");
 }
 
 TEST(ReturnCodesTest, OnlyTimeoutsAndConnectionFailuresCountAgainstAServer) {

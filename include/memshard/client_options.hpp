@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <optional>
+#include <ostream>
 #include <string>
 
 #include "memshard/detail/throw.hpp"
@@ -55,6 +57,21 @@ enum class MultiGetMode : std::uint8_t {
   /// connection, but the call waits for each server in turn while later
   /// replies are already there. For fleets near memcached's connection limit.
   kPerServer,
+};
+
+/// SaslCredentials: the SASL user name and password a client authenticates
+/// every connection with (ClientOptions::sasl; binary protocol only). The
+/// password never prints: operator<< shows the user name alone, and no
+/// Status or stats() of the client holds either.
+struct SaslCredentials {
+  std::string username;
+  std::string password;
+
+  /// operator<<: `SaslCredentials{username: "<name>", password: <hidden>}`.
+  friend auto operator<<(std::ostream& out, const SaslCredentials& credentials) -> std::ostream& {
+    return out << "SaslCredentials{username: \"" << credentials.username
+               << "\", password: <hidden>}";
+  }
 };
 
 /// ClientOptions: how a ShardedClient talks to its servers.
@@ -117,6 +134,10 @@ struct ClientOptions {
   /// Told of every server event (ejections, probes, returns, ...) as it
   /// happens; empty: nobody is.
   ServerObserver on_server_event;
+  /// SASL credentials for every connection (memcached -S), or none. Needs
+  /// Protocol::kBinary; a server that refuses them answers Errc::kAuthFailure,
+  /// which never ejects it.
+  std::optional<SaslCredentials> sasl;
 
   /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
   [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
@@ -132,7 +153,8 @@ struct ClientOptions {
 /// validate_options: throws ConfigError for a timeout or interval that is not
 /// positive (call_timeout, max_item_ttl: negative), a retry_interval_max
 /// below retry_interval, a fraction outside (0, 1], a failover_ttl over 30
-/// days, a zero failure limit, or a zero max_value_size.
+/// days, a zero failure limit, a zero max_value_size, or SASL credentials
+/// with the text protocol, an empty user name or a NUL byte.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -178,6 +200,20 @@ inline void validate_options(const ClientOptions& options) {
   }
   if (options.max_value_size == 0) {
     detail::throw_config_error("max_value_size must be positive", "0");
+  }
+  if (options.sasl) {
+    // The messages never quote the credentials.
+    if (options.protocol != Protocol::kBinary) {
+      detail::throw_config_error("SASL authentication needs the binary protocol",
+                                 "set protocol = Protocol::kBinary");
+    }
+    if (options.sasl->username.empty()) {
+      detail::throw_config_error("SASL user name must not be empty", "sasl.username");
+    }
+    if (options.sasl->username.find('\0') != std::string::npos ||
+        options.sasl->password.find('\0') != std::string::npos) {
+      detail::throw_config_error("SASL user name and password must not hold a NUL byte", "sasl");
+    }
   }
 }
 

@@ -39,6 +39,9 @@ enum class Errc : std::uint8_t {
   kConnectionFailure,  ///< the connection could not be made or broke
   kServerError,        ///< the server answered with an error (out of memory, ...)
   kProtocolError,      ///< any other failure reported by libmemcached
+  /// SASL authentication failed (wrong or missing credentials, see
+  /// ClientOptions::sasl); never counts against the server's health
+  kAuthFailure,
 };
 
 /// to_string: a short name for an Errc ("ok", "not_found", ...).
@@ -68,6 +71,8 @@ enum class Errc : std::uint8_t {
       return "server_error";
     case Errc::kProtocolError:
       return "protocol_error";
+    case Errc::kAuthFailure:
+      return "auth_failure";
   }
   return "unknown";
 }
@@ -77,7 +82,9 @@ inline auto operator<<(std::ostream& out, Errc code) -> std::ostream& {
 }
 
 /// is_server_failure: true for the codes that count against a server's health
-/// (timeouts and connection failures), false for answers such as not_found.
+/// (timeouts and connection failures), false for answers such as not_found
+/// and for kAuthFailure (a server that refuses the credentials is up: ejecting
+/// it would move its keys and hide a configuration error).
 [[nodiscard]] constexpr auto is_server_failure(Errc code) noexcept -> bool {
   return code == Errc::kTimeout || code == Errc::kConnectionFailure;
 }

@@ -169,7 +169,8 @@ template <Locator L>
 class Warmer {
  public:
   /// Warmer: a warmer of `client`'s running migration. Throws ConfigError
-  /// when no migration runs or `options` are invalid.
+  /// when no migration runs, `options` are invalid, or the client has SASL
+  /// credentials (the key lists are read with a text command).
   explicit Warmer(const ShardedClient<L>& client, WarmerOptions options = {})
       : options_(checked(std::move(options))),
         client_(client.clone()),
@@ -179,6 +180,11 @@ class Warmer {
             options_.clock) {
     if (!snapshot_->migration) {
       detail::throw_config_error("the warmer needs a running migration", "begin_migration() first");
+    }
+    if (client_.options().sasl) {
+      // Its key lists come from lru_crawler metadump, a text command.
+      detail::throw_config_error("the warmer cannot list keys on servers that need SASL",
+                                 "memcached -S refuses lru_crawler metadump");
     }
     const MigrationPlacement<L>& migration = *snapshot_->migration;
     for (std::size_t o = 0; o < migration.servers.size(); ++o) {

@@ -114,15 +114,36 @@ class ChildProcess {
   /// output and error are the descriptors `in`, `out` and `err` (-1:
   /// /dev/null), no other descriptor stays open in it, and no signal is
   /// blocked. With `run_as` (and privileges), it becomes that user before
-  /// exec, best effort. Throws std::system_error (with exec's errno) when the
-  /// program cannot be executed, std::runtime_error for other failures.
+  /// exec, best effort. `env` ("NAME=value" entries) is added to the
+  /// inherited environment, replacing a variable of the same name. Throws
+  /// std::system_error (with exec's errno) when the program cannot be
+  /// executed, std::runtime_error for other failures.
   ChildProcess(const std::string& program, std::vector<std::string> args, int in = -1, int out = -1,
-               int err = -1, std::optional<UserIds> run_as = std::nullopt) {
+               int err = -1, std::optional<UserIds> run_as = std::nullopt,
+               std::vector<std::string> env = {}) {
     std::vector<char*> argv = {const_cast<char*>(program.c_str())};
     for (std::string& arg : args) {
       argv.push_back(arg.data());
     }
     argv.push_back(nullptr);
+    // Built before fork: the child may only make async-signal-safe calls.
+    std::vector<char*> envp;
+    if (!env.empty()) {
+      for (char** entry = environ; *entry != nullptr; ++entry) {
+        const std::string_view name(*entry, std::string_view(*entry).find('='));
+        const bool replaced = std::any_of(env.begin(), env.end(), [name](const std::string& e) {
+          return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+                 e[name.size()] == '=';
+        });
+        if (!replaced) {
+          envp.push_back(*entry);
+        }
+      }
+      for (std::string& entry : env) {
+        envp.push_back(entry.data());
+      }
+      envp.push_back(nullptr);
+    }
     // The pipe closes on a successful exec; otherwise the child sends errno.
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -136,7 +157,8 @@ class ChildProcess {
       fail("fork");
     }
     if (pid_ == 0) {
-      exec_child(argv.data(), {in, out, err}, run_as, report[1], parent);
+      exec_child(argv.data(), envp.empty() ? nullptr : envp.data(), {in, out, err}, run_as,
+                 report[1], parent);
     }
     ::close(report[1]);
     int exec_error = 0;
@@ -229,7 +251,7 @@ class ChildProcess {
 
  private:
   // In the child, between fork and exec: async-signal-safe calls only.
-  [[noreturn]] static void exec_child(char* const* argv, std::array<int, 3> fds,
+  [[noreturn]] static void exec_child(char* const* argv, char* const* envp, std::array<int, 3> fds,
                                       std::optional<UserIds> run_as, int report,
                                       pid_t parent) noexcept {
     const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -252,7 +274,11 @@ class ChildProcess {
     }
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() == parent) {  // else the parent is already gone
-      ::execv(argv[0], argv);
+      if (envp != nullptr) {
+        ::execve(argv[0], argv, envp);
+      } else {
+        ::execv(argv[0], argv);
+      }
     }
     const int error = errno;
     if (::write(report, &error, sizeof error) < 0) {

@@ -325,8 +325,14 @@ class ClientCore {
       state.errors.fetch_add(1, std::memory_order_relaxed);
       pool_.server_failed();
       pool_.drop(server);
-    } else if (code == Errc::kServerError || code == Errc::kProtocolError) {
+    } else if (code == Errc::kServerError || code == Errc::kProtocolError ||
+               code == Errc::kAuthFailure) {
       state.errors.fetch_add(1, std::memory_order_relaxed);
+      if (code == Errc::kAuthFailure) {
+        // libmemcached holds a server that refused the credentials as failed
+        // until the next whole second: a fresh handle asks again at once.
+        pool_.drop(server);
+      }
     }
     bool may_eject = true;
     if (server_failure && !route.probe && policy_.ejects_next(state)) {

@@ -18,7 +18,9 @@
 // one round trip; `ms <key> ... ME T F c` adds the copy and answers its cas;
 // `md <key> C<cas>` deletes only the copy this client stored (a revocation)
 // or the old copy it read (a move), never a newer value. A server without
-// meta commands gets the same steps through libmemcached, with the TTL cap.
+// meta commands, or a client with SASL credentials (the meta connection
+// speaks text, which memcached -S refuses), gets the same steps through
+// libmemcached, with the TTL cap.
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -367,7 +369,9 @@ class MigrationPaths {
     if (!route.status.ok()) {
       return {MEMCACHED_SERVER_TEMPORARILY_DISABLED, MetaReply{}, std::move(route.status)};
     }
-    if (meta_->supports_meta(s)) {
+    // memcached -S refuses text commands, and the meta connection cannot
+    // authenticate: with SASL every request goes through libmemcached.
+    if (!core_->options().sasl && meta_->supports_meta(s)) {
       const MetaDeadline until{std::chrono::nanoseconds(deadline)};
       MetaStatus connected;
       MetaConnection& link = meta_->connection(s, until, connected);

@@ -66,8 +66,15 @@ class PerServerMultiGet {
       memcached_st* memc = pool.handle(s).native_handle();
       plan.wired[s] = 1;  // unread replies or shortened waits until settled
       pool.limit_wait(memc, deadline);
-      const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
-      sent_[s] = memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
+      {
+        const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
+        sent_[s] = memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
+      }
+      if (core.options().sasl && key_ptrs_.size() > 1 &&
+          (sent_[s] == MEMCACHED_SERVER_TEMPORARILY_DISABLED ||
+           sent_[s] == MEMCACHED_SERVER_MARKED_DEAD)) {
+        sent_[s] = ask_again(pool, s, deadline, core);
+      }
     }
     for (std::size_t s = 0; s < count; ++s) {
       const std::size_t first = bounds_[s];
@@ -131,6 +138,27 @@ class PerServerMultiGet {
   }
 
  private:
+  // The mget of server `s` came back with libmemcached's retry clock: its
+  // connection failed at the first key (with SASL, a refused authentication
+  // is such a failure) and the later keys were refused by the clock, whose
+  // code the mget reports. A fresh handle connects again with a version
+  // request, whose failure is the real one; if it connects, the keys are
+  // sent again.
+  auto ask_again(ConnectionPool& pool, std::size_t s, std::int64_t deadline, ClientCore& core)
+      -> memcached_return_t {
+    pool.drop(s);
+    memcached_st* memc = pool.handle(s).native_handle();
+    pool.limit_wait(memc, deadline);
+    const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
+    if (memcached_failed(memcached_version(memc))) {
+      // SOME_ERRORS: the handle's one server says what.
+      const memcached_return_t own =
+          memcached_server_error_return(memcached_server_instance_by_position(memc, 0));
+      return memcached_failed(own) ? own : MEMCACHED_CONNECTION_FAILURE;
+    }
+    return memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
+  }
+
   std::vector<std::size_t> bounds_;       // per server: its first slot (and one past the last)
   std::vector<std::size_t> fill_;         // per server: the next slot to fill
   std::vector<std::size_t> order_;        // per slot: the key's index in the request

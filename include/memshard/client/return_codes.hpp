@@ -33,8 +33,11 @@ inline void keep_fetch_code(memcached_result_st& result) noexcept {
     case MEMCACHED_STORED:
     case MEMCACHED_DELETED:
     case MEMCACHED_END:
-    case MEMCACHED_BUFFERED:
       return Errc::kOk;
+    case MEMCACHED_BUFFERED:
+      // A write queued in the client (BUFFER_REQUESTS, which memshard never
+      // sets), not acknowledged by the server: never reported as stored.
+      return Errc::kProtocolError;
     case MEMCACHED_NOTFOUND:
       return Errc::kNotFound;
     case MEMCACHED_NOTSTORED:
@@ -66,6 +69,10 @@ inline void keep_fetch_code(memcached_result_st& result) noexcept {
     case MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE:
     case MEMCACHED_MEMORY_ALLOCATION_FAILURE:
       return Errc::kServerError;
+    case MEMCACHED_AUTH_FAILURE:
+    case MEMCACHED_AUTH_PROBLEM:
+    case MEMCACHED_AUTH_CONTINUE:
+      return Errc::kAuthFailure;
     case MEMCACHED_UNKNOWN_READ_FAILURE:
       // A reply libmemcached could not interpret, such as a binary-protocol
       // error status it does not know; socket failures have their own codes.

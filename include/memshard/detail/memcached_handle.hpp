@@ -10,8 +10,10 @@
 // its consistent distributions out of the way.
 
 #include <libmemcached-1.0/memcached.h>
+#include <string.h>  // explicit_bzero
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -46,11 +48,49 @@ inline void configure(memcached_st* memc, const ClientOptions& options) noexcept
   set(MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
 }
 
+/// authenticate: gives `memc` the SASL credentials of `options`, if any: each
+/// connection it opens then authenticates before its first request (with
+/// libmemcached's own once-per-process sasl_client_init). libmemcached keeps
+/// a copy, freed by memcached_free. Throws ConfigError when this
+/// libmemcached was built without SASL, std::bad_alloc when it cannot copy.
+inline void authenticate(memcached_st* memc, const ClientOptions& options) {
+  if (!options.sasl) {
+    return;
+  }
+  const memcached_return_t rc = memcached_set_sasl_auth_data(memc, options.sasl->username.c_str(),
+                                                             options.sasl->password.c_str());
+  if (rc == MEMCACHED_NOT_SUPPORTED) {
+    throw_config_error("SASL authentication is not supported by this libmemcached",
+                       "built without libsasl2");
+  }
+  if (memcached_failed(rc)) {
+    throw std::bad_alloc();
+  }
+}
+
+/// forget_password: overwrites libmemcached's copy of the SASL password in
+/// `memc` (before memcached_free, which frees it without clearing it).
+inline void forget_password(memcached_st* memc) noexcept {
+#if defined(LIBMEMCACHED_WITH_SASL_SUPPORT) && LIBMEMCACHED_WITH_SASL_SUPPORT
+  sasl_callback_t* callbacks = memcached_get_sasl_callbacks(memc);
+  for (std::size_t i = 0; callbacks != nullptr && callbacks[i].id != SASL_CB_LIST_END; ++i) {
+    if (callbacks[i].id == SASL_CB_PASS && callbacks[i].context != nullptr) {
+      auto* secret = static_cast<sasl_secret_t*>(callbacks[i].context);
+      explicit_bzero(secret->data, secret->len);
+    }
+  }
+#else
+  (void)memc;
+#endif
+}
+
 /// HandleCore: a memcached_st configured with a client's options, and the
 /// caller-owned result its fetches reuse. Being caller-owned, libmemcached
 /// resets the result at the end of a reply instead of freeing it. Neither
-/// copyable nor movable: the result's address must not change. Creation
-/// failure throws std::bad_alloc (libmemcached's only failure there).
+/// copyable nor movable: the result's address must not change. With SASL
+/// credentials (ClientOptions::sasl) every connection authenticates. Creation
+/// failure throws std::bad_alloc, or ConfigError when libmemcached has no
+/// SASL support.
 class HandleCore {
  public:
   explicit HandleCore(const ClientOptions& options) : memc_(memcached_create(nullptr)) {
@@ -58,6 +98,13 @@ class HandleCore {
       throw std::bad_alloc();
     }
     configure(memc_, options);
+    try {
+      authenticate(memc_, options);
+    } catch (...) {
+      memcached_free(memc_);
+      throw;
+    }
+    has_sasl_ = options.sasl.has_value();
   }
   HandleCore(const HandleCore&) = delete;
   auto operator=(const HandleCore&) -> HandleCore& = delete;
@@ -66,6 +113,9 @@ class HandleCore {
   ~HandleCore() {
     if (has_result_) {
       memcached_result_free(&result_);  // before the handle it belongs to
+    }
+    if (has_sasl_) {
+      forget_password(memc_);
     }
     memcached_free(memc_);
   }
@@ -92,6 +142,7 @@ class HandleCore {
   memcached_st* memc_;
   memcached_result_st result_{};
   bool has_result_ = false;
+  bool has_sasl_ = false;
 };
 
 /// MemcachedHandle: one libmemcached handle configured for one server, and the
