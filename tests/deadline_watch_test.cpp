@@ -169,7 +169,9 @@ TEST_F(DeadlineTest, EveryOperationEndsByItsDeadlineWhenTheServerIsSilent) {
          return result.statuses[0];
        }},
   };
-  for (const auto& [name, call] : calls) {
+  for (const auto& entry : calls) {
+    const std::string& name = entry.first;
+    const auto& call = entry.second;  // (clang 14 captures no structured binding)
     memshard::Status status;
     const auto took = timed([&] { status = call(); });
     EXPECT_FALSE(status.ok()) << name;
