@@ -197,63 +197,11 @@ class ServerHost {
     if (count == 0 || count > 8) {
       throw std::runtime_error("memshard::testing: ServerHost holds 1 to 8 servers");
     }
-    holder_ = std::make_unique<ChildProcess>(tool("unshare"),
-                                             std::vector<std::string>{"--net", "sleep", "1000000"});
-    // unshare execs sleep once the namespace exists: wait until the holder is
-    // in another namespace than ours.
-    const auto deadline = detail::Clock::now() + kStartTimeout;
-    while (ns_of(holder_->pid()) == ns_of(::getpid())) {
-      if (detail::Clock::now() > deadline || !holder_->running()) {
-        throw std::runtime_error("memshard::testing: the namespace holder did not start");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    const std::string pid = std::to_string(holder_->pid());
-    const std::string ip = tool("ip");
-    netns_detail::run(ip, {"link", "set", "lo", "up"});
-    netns_detail::run(ip, {"link", "add", "msh0", "type", "veth", "peer", "name", "msh1"});
-    netns_detail::run(ip, {"link", "set", "msh1", "netns", pid});
-    netns_detail::run(ip, {"addr", "add", "198.18.0.1/24", "dev", "msh0"});
-    netns_detail::run(ip, {"link", "set", "msh0", "up"});
-    std::string batch = "link set lo up\nlink set msh1 up\n";
-    for (std::size_t i = 0; i < count; ++i) {
-      addresses_.push_back("198.18.0." + std::to_string(11 + i));
-      batch += "addr add " + addresses_.back() + "/24 dev msh1\n";
-    }
-    in_host(ip, {"-batch", "-"}, batch);
-    in_host(tool("nft"), {"-f", "-"},
-            "table inet memshard {\n"
-            "  chain count { type filter hook input priority -10; policy accept; }\n"
-            "  chain in { type filter hook input priority 0; policy accept; }\n"
-            "  chain out { type filter hook output priority 0; policy accept; }\n"
-            "}\n");
-    std::string counters;
-    for (const std::string& address : addresses_) {
-      counters += "add rule inet memshard count ip daddr " + address + " tcp dport " +
-                  std::to_string(kPort) + " tcp flags & (syn | ack) == syn counter\n";
-    }
-    in_host(tool("nft"), {"-f", "-"}, counters);
-    for (const std::string& address : addresses_) {
-      std::vector<std::string> args = {"-t", pid,
-                                       "-n", tool("memcached"),
-                                       "-u", "nobody",
-                                       "-l", address,
-                                       "-p", std::to_string(kPort),
-                                       "-U", "0",
-                                       "-t", "1",
-                                       "-m", "64"};
-      args.insert(args.end(), extra_args.begin(), extra_args.end());
-      servers_.push_back(std::make_unique<ChildProcess>(tool("nsenter"), std::move(args)));
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      while (!netns_detail::answers(addresses_[i], kPort,
-                                    detail::Clock::now() + std::chrono::milliseconds(200))) {
-        if (detail::Clock::now() > deadline || !servers_[i]->running()) {
-          throw std::runtime_error("memshard::testing: memcached on " + addresses_[i] +
-                                   " did not answer");
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
+    try {
+      start(count, extra_args);
+    } catch (...) {
+      release();
+      throw;
     }
   }
 
@@ -261,14 +209,7 @@ class ServerHost {
   auto operator=(const ServerHost&) -> ServerHost& = delete;
   ServerHost(ServerHost&&) = delete;
   auto operator=(ServerHost&&) -> ServerHost& = delete;
-  ~ServerHost() {
-    for (auto& server : servers_) {
-      server->kill();
-    }
-    if (holder_) {
-      holder_->kill();
-    }
-  }
+  ~ServerHost() { release(); }
 
   /// spec: "198.18.0.N:11211" of server `index`, the form parse_server() reads.
   [[nodiscard]] auto spec(std::size_t index) const -> std::string {
@@ -354,6 +295,85 @@ class ServerHost {
   }
 
  private:
+  // Makes the namespace, the veth pair, the nftables table and the servers.
+  void start(std::size_t count, const std::vector<std::string>& extra_args) {
+    holder_ = std::make_unique<ChildProcess>(tool("unshare"),
+                                             std::vector<std::string>{"--net", "sleep", "1000000"});
+    // unshare execs sleep once the namespace exists: wait until the holder is
+    // in another namespace than ours.
+    const auto deadline = detail::Clock::now() + kStartTimeout;
+    while (ns_of(holder_->pid()) == ns_of(::getpid())) {
+      if (detail::Clock::now() > deadline || !holder_->running()) {
+        throw std::runtime_error("memshard::testing: the namespace holder did not start");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const std::string pid = std::to_string(holder_->pid());
+    const std::string ip = tool("ip");
+    netns_detail::run(ip, {"link", "set", "lo", "up"});
+    netns_detail::run(ip, {"link", "add", "msh0", "type", "veth", "peer", "name", "msh1"});
+    netns_detail::run(ip, {"link", "set", "msh1", "netns", pid});
+    netns_detail::run(ip, {"addr", "add", "198.18.0.1/24", "dev", "msh0"});
+    netns_detail::run(ip, {"link", "set", "msh0", "up"});
+    std::string batch = "link set lo up\nlink set msh1 up\n";
+    for (std::size_t i = 0; i < count; ++i) {
+      addresses_.push_back("198.18.0." + std::to_string(11 + i));
+      batch += "addr add " + addresses_.back() + "/24 dev msh1\n";
+    }
+    in_host(ip, {"-batch", "-"}, batch);
+    in_host(tool("nft"), {"-f", "-"},
+            "table inet memshard {\n"
+            "  chain count { type filter hook input priority -10; policy accept; }\n"
+            "  chain in { type filter hook input priority 0; policy accept; }\n"
+            "  chain out { type filter hook output priority 0; policy accept; }\n"
+            "}\n");
+    std::string counters;
+    for (const std::string& address : addresses_) {
+      counters += "add rule inet memshard count ip daddr " + address + " tcp dport " +
+                  std::to_string(kPort) + " tcp flags & (syn | ack) == syn counter\n";
+    }
+    in_host(tool("nft"), {"-f", "-"}, counters);
+    for (const std::string& address : addresses_) {
+      std::vector<std::string> args = {"-t", pid,
+                                       "-n", tool("memcached"),
+                                       "-u", "nobody",
+                                       "-l", address,
+                                       "-p", std::to_string(kPort),
+                                       "-U", "0",
+                                       "-t", "1",
+                                       "-m", "64"};
+      args.insert(args.end(), extra_args.begin(), extra_args.end());
+      servers_.push_back(std::make_unique<ChildProcess>(tool("nsenter"), std::move(args)));
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      while (!netns_detail::answers(addresses_[i], kPort,
+                                    detail::Clock::now() + std::chrono::milliseconds(200))) {
+        if (detail::Clock::now() > deadline || !servers_[i]->running()) {
+          throw std::runtime_error("memshard::testing: memcached on " + addresses_[i] +
+                                   " did not answer");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+
+  // Kills the servers and the namespace's holder. Never throws.
+  void release() noexcept {
+    for (auto& server : servers_) {
+      server->kill();
+    }
+    // The kernel removes a dead namespace's veth only later: remove it now,
+    // so that the next ServerHost finds a namespace with only lo again.
+    try {
+      static_cast<void>(run_program(tool("ip"), {"link", "del", "msh0"}, {}, kCommandTimeout));
+    } catch (const std::exception&) {
+      // nothing more to do: it goes with the namespace
+    }
+    if (holder_) {
+      holder_->kill();
+    }
+  }
+
   // The path of a tool: from PATH, else from /usr/sbin.
   [[nodiscard]] static auto tool(const std::string& name) -> std::string {
     std::string path = detail::find_in_path(name);
