@@ -5,9 +5,11 @@
 # arguments. Safe to run again: it does nothing when everything is present.
 set -euo pipefail
 
-# nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
-  libbenchmark-dev libsqlite3-dev nftables iproute2 "$@")
+  libbenchmark-dev libsqlite3-dev "$@")
+
+# nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
+packages+=(nftables iproute2)
 
 missing=()
 for package in "${packages[@]}"; do

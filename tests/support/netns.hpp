@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -178,7 +179,9 @@ inline auto run(const std::string& program, std::vector<std::string> args,
 /// msh0 (198.18.0.1/24, on the test's side) and msh1 (the host's side), with
 /// `count` memcached servers listening on 198.18.0.11, .12, ... port 11211,
 /// and the nftables table "inet memshard" (chains count, in, out) that
-/// apply() fills and heal() empties.
+/// apply() fills and heal() empties. The memcached binary is
+/// $MEMSHARD_MEMCACHED, the MEMSHARD_MEMCACHED_BINARY macro, or memcached from
+/// PATH.
 ///
 /// Lifetime: the constructor returns once every server answers; the
 /// destructor kills the servers and the process that holds the namespace,
@@ -335,7 +338,7 @@ class ServerHost {
     in_host(tool("nft"), {"-f", "-"}, counters);
     for (const std::string& address : addresses_) {
       std::vector<std::string> args = {"-t", pid,
-                                       "-n", tool("memcached"),
+                                       "-n", memcached_binary(),
                                        "-u", "nobody",
                                        "-l", address,
                                        "-p", std::to_string(kPort),
@@ -372,6 +375,19 @@ class ServerHost {
     if (holder_) {
       holder_->kill();
     }
+  }
+
+  // The memcached binary: $MEMSHARD_MEMCACHED, the MEMSHARD_MEMCACHED_BINARY
+  // macro, or memcached from PATH.
+  [[nodiscard]] static auto memcached_binary() -> std::string {
+    if (const char* chosen = std::getenv("MEMSHARD_MEMCACHED"); chosen != nullptr && *chosen != 0) {
+      return detail::find_in_path(chosen);
+    }
+#ifdef MEMSHARD_MEMCACHED_BINARY
+    return MEMSHARD_MEMCACHED_BINARY;
+#else
+    return tool("memcached");
+#endif
   }
 
   // The path of a tool: from PATH, else from /usr/sbin.
