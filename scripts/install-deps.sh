@@ -9,6 +9,9 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
   libbenchmark-dev libsqlite3-dev sasl2-bin libsasl2-modules "$@")
 
+# nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
+packages+=(nftables iproute2)
+
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
