@@ -220,6 +220,9 @@ TEST(HistoryTest, LateCalls) {
   EXPECT_EQ(report.late_calls, 1U);
   EXPECT_EQ(report.failed_calls, 2U);
   EXPECT_EQ(report.longest_over_bound, std::chrono::milliseconds(25));
+  // The process could not run for 10 ms of that call: not the client's delay.
+  log.history.note_stall(log.at(100), log.at(110));
+  EXPECT_TRUE(log.check().clean()) << log.check().summary();
 }
 
 }  // namespace

@@ -192,6 +192,8 @@ struct HistoryReport {
   std::chrono::microseconds longest_over_bound{std::numeric_limits<std::int64_t>::min()};
   /// examples: the first violations, each with the calls it involves.
   std::vector<std::string> examples;
+  /// example_keys: the key (index) of each of `examples`.
+  std::vector<std::uint32_t> example_keys;
 
   /// clean: no violation of any kind.
   [[nodiscard]] auto clean() const noexcept -> bool {
@@ -227,12 +229,13 @@ struct HistoryReport {
 ///   another write (set or delete) of the key started, and that write was
 ///   acknowledged before the get started (on whichever server: this is the
 ///   never-an-older-value rule the recovery journal gives across outages);
-/// - late: a call took longer than its bound plus the slack given.
+/// - late: a call took longer than its bound plus the slack given, not
+///   counting the time the whole process was stalled (note_stall).
 /// A get counts once, as the first of these it breaks.
 ///
 /// Thread safety: each writer records only its own calls (record(),
 /// next_id() with its own index), with no lock; note_restart() and
-/// exclude_server() may be called from any thread; check() once every
+/// exclude_server() and note_stall() may be called from any thread; check() once every
 /// writer is done.
 class History {
  public:
@@ -298,6 +301,14 @@ class History {
     restarts_.emplace_back(server, when);
   }
 
+  /// note_stall: the process could not run from `from` to `to` (a thread
+  /// that sleeps briefly in a loop woke that late: the machine, not the
+  /// client, held every call up). The late check does not count it.
+  void note_stall(HistoryClock::time_point from, HistoryClock::time_point to) {
+    const std::scoped_lock lock(mutex_);
+    stalls_.emplace_back(from, to);
+  }
+
   /// exclude_server: leaves `server` out of the lost-write check (its
   /// evictions grew: memcached may drop what it acknowledged).
   void exclude_server(std::size_t server) {
@@ -328,6 +339,25 @@ class History {
     }
     out += call.server == Call::kNoServer ? " (no server)"
                                           : " on server " + std::to_string(call.server);
+    return out;
+  }
+
+  /// key_log: every call on `key` (an index), ordered by start, described.
+  [[nodiscard]] auto key_log(std::uint32_t key) const -> std::vector<std::string> {
+    std::vector<const Call*> calls;
+    for (const auto& writer_calls : calls_) {
+      for (const Call& call : writer_calls) {
+        if (call.key == key) {
+          calls.push_back(&call);
+        }
+      }
+    }
+    std::sort(calls.begin(), calls.end(),
+              [](const Call* a, const Call* b) { return a->start < b->start; });
+    std::vector<std::string> out;
+    for (const Call* call : calls) {
+      out.push_back(describe(*call));
+    }
     return out;
   }
 
@@ -403,8 +433,8 @@ class History {
       report.acknowledged_writes += call.acknowledged() ? 1U : 0U;
     }
     report.failed_calls += call.code == Errc::kOk || call.acknowledged() ? 0U : 1U;
-    const auto over =
-        std::chrono::duration_cast<std::chrono::microseconds>(call.end - call.start - call.bound);
+    const auto over = std::chrono::duration_cast<std::chrono::microseconds>(
+        call.end - call.start - call.bound - stalled(call.start, call.end));
     report.longest_over_bound = std::max(report.longest_over_bound, over);
     if (over > slack) {
       ++report.late_calls;
@@ -425,6 +455,7 @@ class History {
       text += "; after " + describe(*because);
     }
     report.examples.push_back(std::move(text));
+    report.example_keys.push_back(call.key);
   }
 
   auto restarted(std::size_t server, HistoryClock::time_point from,
@@ -432,6 +463,19 @@ class History {
     return std::any_of(restarts_.begin(), restarts_.end(), [&](const auto& restart) {
       return restart.first == server && restart.second > from && restart.second < to;
     });
+  }
+
+  // How long the process was stalled between `from` and `to`.
+  auto stalled(HistoryClock::time_point from, HistoryClock::time_point to) const
+      -> HistoryClock::duration {
+    const std::scoped_lock lock(mutex_);
+    HistoryClock::duration out{0};
+    for (const auto& [begin, end] : stalls_) {
+      if (begin < to && end > from) {
+        out += std::min(end, to) - std::max(begin, from);
+      }
+    }
+    return out;
   }
 
   auto excluded(std::size_t server) const -> bool {
@@ -544,6 +588,7 @@ class History {
   mutable std::mutex mutex_;
   std::vector<std::pair<std::size_t, HistoryClock::time_point>> restarts_;
   std::vector<std::size_t> excluded_;
+  std::vector<std::pair<HistoryClock::time_point, HistoryClock::time_point>> stalls_;
 };
 
 }  // namespace memshard::testing
