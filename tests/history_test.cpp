@@ -27,8 +27,9 @@ constexpr milliseconds kSlack{20};
 constexpr std::uint32_t kA = 0;  // key "a"
 constexpr std::uint32_t kB = 1;  // key "b"
 constexpr std::uint32_t kC = 2;  // key "c"
+constexpr std::uint32_t kD = 3;  // key "d"
 
-// A history over keys "a", "b" and "c" whose times are milliseconds from t0.
+// A history over keys "a" to "d" whose times are milliseconds from t0.
 class Log {
  public:
   auto at(int ms) const -> HistoryClock::time_point { return t0_ + milliseconds(ms); }
@@ -58,7 +59,7 @@ class Log {
   }
   auto check() const -> HistoryReport { return history.check(kSlack); }
 
-  History history{{"a", "b", "c"}, 3};
+  History history{{"a", "b", "c", "d"}, 3};
 
  private:
   HistoryClock::time_point t0_ = HistoryClock::now();
@@ -141,6 +142,11 @@ TEST(HistoryTest, NoLossWhenTheKeyMayHaveChangedOrTheServerRestarted) {
   log.set(0, kA, 0, 1);
   log.set(1, kA, 2, 300, Errc::kTimeout);
   log.get(kA, 400, 401, std::nullopt);
+  // An earlier write that failed may take effect after a later one (a late
+  // request, or the client deleting the key for it).
+  log.set(1, kD, 0, 5, Errc::kTimeout);
+  log.set(0, kD, 10, 11);
+  log.get(kD, 400, 401, std::nullopt);
   // A write overlapping the get.
   log.set(0, kB, 0, 1);
   log.remove(1, kB, 5, 8);
