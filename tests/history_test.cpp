@@ -19,6 +19,7 @@ using memshard::testing::History;
 using memshard::testing::HistoryClock;
 using memshard::testing::HistoryReport;
 using memshard::testing::Op;
+using memshard::testing::Supersede;
 using memshard::testing::ValueId;
 using std::chrono::milliseconds;
 
@@ -145,8 +146,13 @@ TEST(HistoryTest, NoLossWhenTheKeyMayHaveChangedOrTheServerRestarted) {
   // An earlier write that failed may take effect after a later one (a late
   // request, or the client deleting the key for it).
   log.set(1, kD, 0, 5, Errc::kTimeout);
+  log.get(kC, 6, 7, std::nullopt);  // its server answers again
   log.set(0, kD, 10, 11);
   log.get(kD, 400, 401, std::nullopt);
+  EXPECT_TRUE(log.history.check(kSlack, Supersede::kAcknowledged, milliseconds(100)).clean());
+  // Only so long: past its in-flight time and once its server answered
+  // again, a failed write has landed (or its key was deleted there).
+  EXPECT_EQ(log.history.check(kSlack, Supersede::kAcknowledged, milliseconds(2)).lost_writes, 1U);
   // A write overlapping the get.
   log.set(0, kB, 0, 1);
   log.remove(1, kB, 5, 8);
@@ -215,6 +221,21 @@ TEST(HistoryTest, NoStaleReadForConcurrentOrUnacknowledgedWrites) {
   const HistoryReport report = log.check();
   EXPECT_TRUE(report.clean()) << report.summary() << "\n"
                               << (report.examples.empty() ? "" : report.examples[0]);
+}
+
+TEST(HistoryTest, WithAttemptedWritesAFailedWriteMakesOlderValuesStale) {
+  Log log;
+  // v1; a set that timed out (the client deletes the key for it before the
+  // server serves again); v1 read afterwards.
+  const ValueId v1 = log.set(0, kA, 0, 1);
+  log.set(1, kA, 10, 310, Errc::kTimeout);
+  log.get(kA, 400, 401, log.value(kA, v1));
+  EXPECT_TRUE(log.check().clean());
+  const HistoryReport report = log.history.check(kSlack, Supersede::kAttempted);
+  EXPECT_EQ(report.stale_reads, 1U) << report.summary();
+  // A value that was read while that write ran is not stale.
+  log.get(kA, 100, 101, log.value(kA, v1));
+  EXPECT_EQ(log.history.check(kSlack, Supersede::kAttempted).stale_reads, 1U);
 }
 
 TEST(HistoryTest, LateCalls) {

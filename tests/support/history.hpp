@@ -155,6 +155,17 @@ struct Call {
   }
 };
 
+/// Supersede: which writes make the values before them stale (History::check).
+enum class Supersede : std::uint8_t {
+  /// Acknowledged writes only: a value older than the last write the client
+  /// reported done is stale.
+  kAcknowledged,
+  /// Every write that returned, failed ones included: the client deletes a
+  /// key whose write failed before that server serves again (the recovery
+  /// journal), so a value older than any write that returned is stale.
+  kAttempted,
+};
+
 /// Violation: the kinds of fault History::check() counts.
 enum class Violation : std::uint8_t { kWrongValue, kLostWrite, kStaleRead, kLate };
 
@@ -228,7 +239,8 @@ struct HistoryReport {
 /// - stale read: a get returns a value whose write was acknowledged before
 ///   another write (set or delete) of the key started, and that write was
 ///   acknowledged before the get started (on whichever server: this is the
-///   never-an-older-value rule the recovery journal gives across outages);
+///   never-an-older-value rule the recovery journal gives across outages;
+///   with Supersede::kAttempted, a write that failed counts too);
 /// - late: a call took longer than its bound plus the slack given, not
 ///   counting the time the whole process was stalled (note_stall).
 /// A get counts once, as the first of these it breaks.
@@ -363,17 +375,36 @@ class History {
 
   /// check: the violations in the log (see the class comment); a call may
   /// take `slack` beyond its bound.
-  [[nodiscard]] auto check(std::chrono::milliseconds slack) const -> HistoryReport {
+  /// `in_flight`: how long after it returned a failed write may still land
+  /// on its server (a request held in a stopped server's socket or a slow
+  /// link); by the end of the first call that server answers after that,
+  /// the write has landed or the client has deleted its key there.
+  /// milliseconds::max(): a failed write may land at any time.
+  [[nodiscard]] auto check(
+      std::chrono::milliseconds slack, Supersede supersede = Supersede::kAcknowledged,
+      std::chrono::milliseconds in_flight = std::chrono::milliseconds::max()) const
+      -> HistoryReport {
     HistoryReport report;
     std::vector<std::vector<const Call*>> by_key(keys_.size());
+    served_.clear();
     for (const auto& calls : calls_) {
       for (const Call& call : calls) {
         by_key.at(call.key).push_back(&call);
+        if (call.server != Call::kNoServer && (call.code == Errc::kOk || call.acknowledged())) {
+          if (served_.size() <= call.server) {
+            served_.resize(call.server + 1U);
+          }
+          served_[call.server].push_back(&call);
+        }
         count(report, call, slack);
       }
     }
+    for (auto& served : served_) {
+      std::sort(served.begin(), served.end(),
+                [](const Call* a, const Call* b) { return a->start < b->start; });
+    }
     for (auto& calls : by_key) {
-      check_key(report, calls);
+      check_key(report, calls, supersede, in_flight);
     }
     return report;
   }
@@ -483,7 +514,28 @@ class History {
   }
 
   // The checks of one key's calls (see the class comment).
-  void check_key(HistoryReport& report, std::vector<const Call*>& calls) const {
+  // When `write` has taken effect at the latest (see check(): `in_flight`).
+  auto landed_by(const Call& write, std::chrono::milliseconds in_flight) const
+      -> HistoryClock::time_point {
+    constexpr auto kNever = HistoryClock::time_point::max();
+    if (write.acknowledged()) {
+      return write.end;
+    }
+    if (in_flight == std::chrono::milliseconds::max() || write.server >= served_.size()) {
+      return kNever;
+    }
+    const auto& served = served_[write.server];
+    const auto next = std::upper_bound(
+        served.begin(), served.end(), write.end,
+        [](HistoryClock::time_point t, const Call* call) { return t < call->start; });
+    if (next == served.end()) {
+      return kNever;
+    }
+    return std::max(write.end + in_flight, (*next)->end);
+  }
+
+  void check_key(HistoryReport& report, std::vector<const Call*>& calls, Supersede supersede,
+                 std::chrono::milliseconds in_flight) const {
     const std::scoped_lock lock(mutex_);
     const auto by_start = [](const Call* a, const Call* b) { return a->start < b->start; };
     std::vector<const Call*> writes;
@@ -498,7 +550,7 @@ class History {
                                                         HistoryClock::time_point::min());
     std::unordered_map<std::uint64_t, const Call*> sets;
     for (std::size_t i = 0; i < writes.size(); ++i) {
-      latest_before[i + 1] = std::max(latest_before[i], writes[i]->effective_end());
+      latest_before[i + 1] = std::max(latest_before[i], landed_by(*writes[i], in_flight));
       if (writes[i]->op == Op::kSet) {
         sets.emplace(id_key(writes[i]->value), writes[i]);
       }
@@ -506,7 +558,7 @@ class History {
     // The acknowledged writes by end, with the one that started last so far.
     std::vector<const Call*> acknowledged;
     for (const Call* write : writes) {
-      if (write->acknowledged()) {
+      if (write->acknowledged() || supersede == Supersede::kAttempted) {
         acknowledged.push_back(write);
       }
     }
@@ -589,6 +641,7 @@ class History {
   std::vector<std::pair<std::size_t, HistoryClock::time_point>> restarts_;
   std::vector<std::size_t> excluded_;
   std::vector<std::pair<HistoryClock::time_point, HistoryClock::time_point>> stalls_;
+  mutable std::vector<std::vector<const Call*>> served_;  // check(): calls each server answered
 };
 
 }  // namespace memshard::testing
