@@ -41,16 +41,19 @@ TEST(RecoveryJournalTest, RemembersEachKeyOnceWithItsLatestCopy) {
   RecoveryJournal journal;
   EXPECT_FALSE(journal.pending());
   journal.remember("a", "", 10, 1);
-  journal.remember("a", "10.0.0.2:11211", 10, 2);
+  EXPECT_EQ(journal.remember("a", "10.0.0.2:11211", 10, 2).replaced_copy, "");
   journal.remember("b", "", 10, 3);
   journal.remember("a", "", 10, 4);  // no copy named: the earlier copy stays
+  // A copy elsewhere replaces it: the server of the older copy is named.
+  EXPECT_EQ(journal.remember("a", "10.0.0.3:11211", 10, 5).replaced_copy, "10.0.0.2:11211");
+  EXPECT_EQ(journal.remember("a", "10.0.0.3:11211", 10, 6).replaced_copy, "");
   EXPECT_TRUE(journal.pending());
   EXPECT_EQ(journal.size(), 2U);
   std::vector<JournalEntry> taken;
   ASSERT_TRUE(journal.take(taken, 100));
   ASSERT_EQ(taken.size(), 2U);
   for (const JournalEntry& entry : taken) {
-    EXPECT_EQ(entry.copy_at, entry.key == "a" ? "10.0.0.2:11211" : "") << entry.key;
+    EXPECT_EQ(entry.copy_at, entry.key == "a" ? "10.0.0.3:11211" : "") << entry.key;
   }
   std::vector<JournalEntry> none;
   journal.give_back(none);
@@ -64,8 +67,8 @@ TEST(RecoveryJournalTest, PastItsCapacityAKeyIsLostAndTheJournalOverflows) {
   journal.remember("b", "", 2, 2);
   journal.remember("a", "", 2, 3);  // known already: not lost
   EXPECT_FALSE(journal.overflow().first);
-  journal.remember("c", "", 2, 7);
-  journal.remember("d", "", 2, 9);
+  EXPECT_TRUE(journal.remember("c", "", 2, 7).began_overflow);
+  EXPECT_FALSE(journal.remember("d", "", 2, 9).began_overflow);
   EXPECT_EQ(journal.size(), 2U);
   EXPECT_EQ(journal.lost(), 2U);
   EXPECT_EQ(journal.overflow(), std::make_pair(true, std::int64_t{9}));

@@ -253,11 +253,22 @@ class ClientCore {
     if (capacity == 0) {
       return;
     }
-    const bool began = health(server).journal.remember(
+    const Remembered done = health(server).journal.remember(
         key, copy_at == kNoCopy ? std::string_view() : members_->servers[copy_at].endpoint(),
         capacity, policy_.now());
-    if (began && options().journal_overflow == JournalOverflow::kHold) [[unlikely]] {
+    if (done.began_overflow && options().journal_overflow == JournalOverflow::kHold) [[unlikely]] {
       notify(ServerEventKind::kHeld, server, held_status(server).detail());
+    }
+    if (!done.replaced_copy.empty()) [[unlikely]] {
+      // The key's copy moved to another failover server (the first one went
+      // out too): the first keeps its older copy, so it is cleaned of the
+      // key before it serves again, like the key's own server.
+      for (std::size_t s = 0; s < members_->size(); ++s) {
+        if (s != server && members_->servers[s].endpoint() == done.replaced_copy) {
+          remember(s, key);
+          break;
+        }
+      }
     }
   }
 

@@ -35,6 +35,14 @@ struct JournalEntry {
   std::string copy_at;
 };
 
+/// Remembered: what RecoveryJournal::remember did: whether it began an
+/// overflow, and the endpoint of an earlier failover copy of the key that a
+/// new one replaced (that server must be cleaned of the key too).
+struct Remembered {
+  bool began_overflow = false;
+  std::string replaced_copy;
+};
+
 /// RecoveryJournal: see the file comment.
 class RecoveryJournal {
  public:
@@ -48,26 +56,27 @@ class RecoveryJournal {
   /// remember: `key` must be deleted on the server before it serves again
   /// (and on `copy_at` too, when not empty). With `capacity` keys remembered
   /// already, the key is lost instead and the journal overflows at `now`
-  /// (steady clock ns). Answers whether this began an overflow.
+  /// (steady clock ns).
   auto remember(std::string_view key, std::string_view copy_at, std::size_t capacity,
-                std::int64_t now) -> bool {
-    bool began = false;
+                std::int64_t now) -> Remembered {
+    Remembered out;
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(std::string(key));
     if (found != entries_.end()) {
-      if (!copy_at.empty()) {
+      if (!copy_at.empty() && found->second != copy_at) {
+        out.replaced_copy = std::move(found->second);
         found->second.assign(copy_at);
       }
     } else if (entries_.size() < capacity) {
       entries_.emplace(std::string(key), std::string(copy_at));
     } else {
-      began = !overflowed_;
+      out.began_overflow = !overflowed_;
       overflowed_ = true;
       lost_at_ = now;
       ++lost_;
     }
     pending_.store(true, std::memory_order_release);
-    return began;
+    return out;
   }
 
   /// size: the keys remembered now (a replay under way holds some outside).
