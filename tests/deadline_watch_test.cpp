@@ -35,18 +35,21 @@ using Client = memshard::ShardedClient<memshard::ModuloLocator<memshard::Crc32>>
 
 constexpr milliseconds kTimeout{150};  // connect and I/O: a call's budget is 300 ms
 constexpr milliseconds kBudget = kTimeout * 2;
-// The promise: a call ends within its deadline plus this much. Sanitized
-// builds run several times slower, and ctest runs two tests at once.
+// What a call may take past its deadline here. The promise is 20 ms on a
+// machine with a core to spare (the watch thread must run when a deadline
+// comes: measured 0.5-5 ms over); these tests run two at a time on a shared
+// 2-core machine, so they allow 40 ms, and sanitized builds, several times
+// slower, 100 ms.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr milliseconds kOver{80};
+constexpr milliseconds kOver{100};
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr milliseconds kOver{80};
+constexpr milliseconds kOver{100};
 #else
-constexpr milliseconds kOver{20};
+constexpr milliseconds kOver{40};
 #endif
 #else
-constexpr milliseconds kOver{20};
+constexpr milliseconds kOver{40};
 #endif
 
 auto options() -> ClientOptions {
