@@ -228,6 +228,7 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   std::vector<Stored> moved;
   std::vector<Stored> stayed;
   std::vector<long long> source_ttl;
+  std::vector<std::chrono::steady_clock::time_point> source_at;  // when each was read
   for (const Stored& item : stored) {
     const Server was = owner(before, profile, item.key);
     if (was.port == owner(after, profile, item.key).port) {
@@ -235,6 +236,7 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
       continue;
     }
     moved.push_back(item);
+    source_at.push_back(std::chrono::steady_clock::now());
     const Seen source = look(was, item.key);
     ASSERT_TRUE(source.found) << item.key << " was not stored where the profile says";
     source_ttl.push_back(source.ttl);
@@ -245,7 +247,6 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   ASSERT_EQ(
       at(owner(after, profile, present.key)).command("set " + present.key + " 7 0 5\r\nfresh"),
       "STORED\r\n");
-  const auto read_at = std::chrono::steady_clock::now();
 
   Client client = memshard::make_client(profile, before, {}, options());
   client.begin_migration(after);
@@ -254,16 +255,18 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
   Warmer<AnyLocator> warmer(client, warm);
   EXPECT_FALSE(warmer.done());
   run_to_end(warmer);
-  const auto slack =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - read_at)
-          .count() +
-      1;
 
   for (std::size_t i = 0; i < moved.size(); ++i) {
     const Stored& item = moved[i];
     const Server fresh = owner(after, profile, item.key);
     const Seen copy = look(fresh, item.key);
     ASSERT_TRUE(copy.found) << item.key << " is not on " << fresh.endpoint();
+    // The TTLs run down from the source's read to the copy's: whole seconds
+    // since then, and one for rounding.
+    const auto slack = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::steady_clock::now() - source_at[i])
+                           .count() +
+                       1;
     if (i == 0) {
       EXPECT_EQ(copy.value, "fresh");  // add never overwrites
       EXPECT_EQ(copy.flags, 7U);
