@@ -345,6 +345,10 @@ class ClientCore {
         pool_.drop(server);
       }
     }
+    if (!server_failure && !route.probe &&
+        state.consecutive_failures.load(std::memory_order_relaxed) == 0) [[likely]] {
+      return status;  // a healthy server stays healthy: nothing to record (or write)
+    }
     bool may_eject = true;
     if (server_failure && !route.probe && policy_.ejects_next(state)) {
       may_eject = room_to_eject();

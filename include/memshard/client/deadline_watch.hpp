@@ -269,8 +269,10 @@ class WatchedCall {
       : watch_(watch), slot_(slot) {
     slot.memc_ = memc;
     slot.deadline_ = 0;
-    slot.poll_ms_ = static_cast<std::int32_t>(options.io_timeout.count());
-    slot.connect_ms_ = static_cast<std::int32_t>(options.connect_timeout.count());
+    if (slot.poll_ms_ == 0) [[unlikely]] {  // the client's timeouts, once
+      slot.poll_ms_ = static_cast<std::int32_t>(options.io_timeout.count());
+      slot.connect_ms_ = static_cast<std::int32_t>(options.connect_timeout.count());
+    }
     slot.lowered_ = false;
     if (watch_ != nullptr) {
       slot.state_.store(CallWatch::kArmed, std::memory_order_seq_cst);
