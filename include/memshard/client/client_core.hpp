@@ -263,11 +263,8 @@ class ClientCore {
       // The key's copy moved to another failover server (the first one went
       // out too): the first keeps its older copy, so it is cleaned of the
       // key before it serves again, like the key's own server.
-      for (std::size_t s = 0; s < members_->size(); ++s) {
-        if (s != server && members_->servers[s].endpoint() == done.replaced_copy) {
-          remember(s, key);
-          break;
-        }
+      if (const std::size_t first = member_at(done.replaced_copy, server); first != kNoCopy) {
+        remember(first, key);
       }
     }
   }
@@ -509,21 +506,30 @@ class ClientCore {
   // Deletes the failover copy of a key cleaned on `s`; if that fails, the
   // copy's server remembers it.
   void erase_copy(std::size_t s, const JournalEntry& entry, std::int64_t deadline) {
-    for (std::size_t c = 0; c < members_->size(); ++c) {
-      if (c == s || members_->servers[c].endpoint() != entry.copy_at) {
-        continue;
-      }
-      const memcached_return_t rc = HealthPolicy::is_ejected(health(c))
-                                        ? MEMCACHED_SERVER_TEMPORARILY_DISABLED
-                                        : erase(c, entry.key, steady_now_ns(), deadline);
-      if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
-        if (rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
-          (void)finish(Route{c, false, Status()}, rc, "delete of a failover copy");
-        }
-        remember(c, entry.key);
-      }
-      return;
+    const std::size_t c = member_at(entry.copy_at, s);
+    if (c == kNoCopy) {
+      return;  // no longer a member
     }
+    const memcached_return_t rc = HealthPolicy::is_ejected(health(c))
+                                      ? MEMCACHED_SERVER_TEMPORARILY_DISABLED
+                                      : erase(c, entry.key, steady_now_ns(), deadline);
+    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+      if (rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
+        (void)finish(Route{c, false, Status()}, rc, "delete of a failover copy");
+      }
+      remember(c, entry.key);
+    }
+  }
+
+  // The member whose endpoint (host:port) is `endpoint`, other than `except`;
+  // kNoCopy when none.
+  [[nodiscard]] auto member_at(std::string_view endpoint, std::size_t except) const -> std::size_t {
+    for (std::size_t c = 0; c < members_->size(); ++c) {
+      if (c != except && members_->servers[c].endpoint() == endpoint) {
+        return c;
+      }
+    }
+    return kNoCopy;
   }
 
   ConnectionPool pool_;
