@@ -98,6 +98,7 @@ TEST(RecoveryJournalTest, OneReplayAtATimeAndUnfinishedEntriesComeBack) {
   journal.remember(first[0].key, "10.0.0.9:1", 10, 6);  // written again meanwhile
   first.erase(first.begin() + 1);                       // one was deleted
   journal.give_back(first);
+  EXPECT_TRUE(first.empty()) << "no older copy to hand back";
   EXPECT_EQ(journal.size(), 4U);
   ASSERT_TRUE(journal.take(second, 10));
   std::size_t with_copy = 0;
@@ -107,6 +108,42 @@ TEST(RecoveryJournalTest, OneReplayAtATimeAndUnfinishedEntriesComeBack) {
   EXPECT_EQ(with_copy, 1U) << "the newer entry wins over the one given back";
   second.clear();
   journal.give_back(second);
+  EXPECT_FALSE(journal.pending());
+}
+
+// A key written again while its entry was out for a replay that did not
+// finish: the newer copy stays in the journal, and an older copy on another
+// server is handed back for that server to be cleaned too (a copy named
+// nowhere else would be served again once its server is back).
+TEST(RecoveryJournalTest, AnUnfinishedReplayHandsBackTheOlderCopyOfAKeyWrittenMeanwhile) {
+  RecoveryJournal journal;
+  journal.remember("moved", "10.0.0.2:1", 10, 1);
+  journal.remember("same", "10.0.0.2:1", 10, 2);
+  journal.remember("gained", "", 10, 3);
+  journal.remember("kept", "10.0.0.2:1", 10, 4);
+  std::vector<JournalEntry> taken;
+  ASSERT_TRUE(journal.take(taken, 10));
+  ASSERT_EQ(taken.size(), 4U);
+  // Meanwhile: written again with copies elsewhere, at the same server, or
+  // (for "kept") without a copy.
+  journal.remember("moved", "10.0.0.3:1", 10, 5);
+  journal.remember("same", "10.0.0.2:1", 10, 6);
+  journal.remember("gained", "10.0.0.3:1", 10, 7);
+  journal.remember("kept", "", 10, 8);
+  journal.give_back(taken);
+  ASSERT_EQ(taken.size(), 1U);
+  EXPECT_EQ(taken[0].key, "moved");
+  EXPECT_EQ(taken[0].copy_at, "10.0.0.2:1");
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(journal.take(all, 10));
+  ASSERT_EQ(all.size(), 4U);
+  for (const JournalEntry& entry : all) {
+    const std::string expected =
+        entry.key == "same" || entry.key == "kept" ? "10.0.0.2:1" : "10.0.0.3:1";
+    EXPECT_EQ(entry.copy_at, expected) << entry.key;
+  }
+  all.clear();
+  journal.give_back(all);
   EXPECT_FALSE(journal.pending());
 }
 

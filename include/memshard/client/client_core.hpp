@@ -489,6 +489,14 @@ class ClientCore {
       batch_.clear();
     }
     journal.give_back(batch_);
+    // Keys written again meanwhile whose older failover copy the journal
+    // could not keep: that copy's server is cleaned of them instead.
+    for (const JournalEntry& displaced : batch_) {
+      if (const std::size_t c = member_at(displaced.copy_at, s); c != kNoCopy) {
+        remember(c, displaced.key);
+      }
+    }
+    batch_.clear();
     if (done > 0) {
       notify(ServerEventKind::kCleaned, s, {}, done);
     }
