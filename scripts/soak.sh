@@ -7,7 +7,7 @@
 #   scripts/soak.sh                            # 30 minutes, a random seed
 #   MEMSHARD_SOAK_SEED=42 scripts/soak.sh      # replay a seed's schedule
 #   MEMSHARD_SOAK_SECONDS=300 scripts/soak.sh  # shorter
-#   MEMSHARD_SOAK_FAILOVER=1 scripts/soak.sh   # every other round with failover
+#   MEMSHARD_SOAK_FAILOVER=0 scripts/soak.sh   # fail-fast rounds only (else every other round fails over)
 # Exit status: non-zero when the build fails or the soak finds a violation.
 set -euo pipefail
 

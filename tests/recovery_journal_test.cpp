@@ -7,6 +7,7 @@
 // its server out until it is flushed or max_item_ttl has passed.
 #include "memshard/client/recovery_journal.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/stopped_process.hpp"
 
@@ -29,6 +31,8 @@ using memshard::JournalOverflow;
 using memshard::Server;
 using memshard::detail::JournalEntry;
 using memshard::detail::RecoveryJournal;
+using memshard::testing::Direction;
+using memshard::testing::FaultProxy;
 using memshard::testing::MemcachedServer;
 using memshard::testing::StoppedProcess;
 using Clock = std::chrono::steady_clock;
@@ -498,6 +502,80 @@ TEST_F(RecoveryTest, AMultiGetReadsAReturningServerOnlyAfterItIsCleaned) {
       },
       kBackWithin));
   EXPECT_EQ(client.stats()[1].cleaned, keys.size());
+}
+
+// A replay of a key's own server H that its deadline cuts short hands its
+// entries back; a write of the key made meanwhile went to a second fallback
+// F2 (H and its first fallback F1 out). The entry given back names F1's copy,
+// the newer one F2's: F1 must still be cleaned of the key before it serves,
+// or it serves its copy from before the write.
+TEST_F(RecoveryTest, AReplayCutShortStillCleansAnOlderCopyOfAKeyWrittenMeanwhile) {
+  FaultProxy proxy(servers_[0].port());
+  std::vector<Server> servers = list();
+  servers[0] = memshard::parse_server(proxy.spec());
+  ClientOptions failover = options(FailurePolicy::kFailover);
+  failover.failover_rate = 1;
+  // The replay's delete hangs this long: time for the other clone's write.
+  failover.io_timeout = milliseconds(600);
+  Client a(servers, failover);
+  Client b = a.clone();
+  const std::string key = keys_on(a, 0, 1)[0];
+  const std::string of_h = keys_on(a, 0, 2)[1];
+  const auto ejected = [&](std::size_t s, std::string_view probe) {
+    return eventually(
+        [&] {
+          (void)a.get(probe);
+          return a.stats()[s].ejected;
+        },
+        kBackWithin);
+  };
+  proxy.set_blackhole(Direction::kBoth);  // H takes requests and answers none
+  ASSERT_TRUE(ejected(0, of_h));
+  const auto first = a.set(key, "v1");
+  ASSERT_TRUE(first.ok()) << first;
+  const std::size_t f1 = first.server();
+  ASSERT_NE(f1, 0U);
+  const std::string of_f1 = keys_on(a, f1, 1)[0];
+  {
+    const StoppedProcess f1_out(servers_[f1].pid());
+    ASSERT_TRUE(ejected(f1, of_f1));
+    // One clone probes H until its replay has taken the key and hangs in the
+    // delete (its connection reaches the proxy); the other writes the key then.
+    const std::size_t connections = proxy.accepted();
+    std::atomic<bool> replay_over{false};
+    std::thread replay([&] {
+      (void)eventually(
+          [&] {
+            (void)a.get(of_h);
+            return proxy.accepted() > connections;
+          },
+          kBackWithin);
+      replay_over = true;
+    });
+    const bool replaying = eventually([&] { return proxy.accepted() > connections; }, kBackWithin);
+    const auto second = b.set(key, "v2");
+    const bool overlapped = !replay_over.load();
+    replay.join();
+    ASSERT_TRUE(replaying) << "no probe of H reached the wire";
+    ASSERT_TRUE(second.ok()) << second;
+    ASSERT_NE(second.server(), 0U);
+    ASSERT_NE(second.server(), f1);
+    ASSERT_TRUE(overlapped) << "the write came after the replay had ended";
+  }
+  // F1 returns (H stays out): it is cleaned of the key before it serves.
+  ASSERT_TRUE(eventually(
+      [&] {
+        (void)a.get(of_f1);
+        return !a.stats()[f1].ejected;
+      },
+      kBackWithin));
+  for (int i = 0; i < 5; ++i) {
+    const auto got = a.get(key);
+    if (got.ok() && got.value()) {
+      EXPECT_NE(got.value()->value, "v1") << "served by server " << got.status().server();
+    }
+  }
+  EXPECT_EQ(raw(f1, key), "") << "server " << f1 << " kept its copy from before the write";
 }
 
 }  // namespace

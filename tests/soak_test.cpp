@@ -4,15 +4,16 @@
 // beyond the timeout, truncated replies, refused connections; SIGSTOP and
 // SIGCONT; kill -9 and a restart on the same port) while 4 clones run a
 // 90 % get, 5 % set, 5 % delete workload on 3 000 keys through a History.
-// After each round (at most 60 s, keys of its own) the checker must find no
+// After each round (at most 30 s, keys of its own) the checker must find no
 // wrong value, no lost acknowledged write (a server killed comes back empty:
 // its loss is excused), no stale read and no call past its deadline; at the
 // end the process holds as many descriptors and threads as at the start.
 //
 // MEMSHARD_SOAK_SECONDS: how long (60 by default); MEMSHARD_SOAK_SEED: the
 // schedule's seed (from the clock by default). Both are printed at the start,
-// and the seed and schedule again with any violation. MEMSHARD_SOAK_FAILOVER=1:
-// every other round with FailurePolicy::kFailover (the others fail fast).
+// and the seed and schedule again with any violation. Every other round runs
+// with FailurePolicy::kFailover, the others fail fast; MEMSHARD_SOAK_FAILOVER=0
+// runs fail-fast rounds only.
 #include <sys/types.h>
 
 #include <algorithm>
@@ -64,7 +65,7 @@ constexpr std::size_t kServers = 4;
 constexpr std::uint32_t kWriters = 4;
 constexpr std::size_t kKeys = 3000;
 constexpr milliseconds kTimeout{150};
-constexpr milliseconds kRound{60'000};
+constexpr milliseconds kRound{30'000};
 constexpr milliseconds kSettle{5'000};
 // Scheduling on a shared 2-core machine: 4 clients, 4 proxies, 4 servers.
 constexpr milliseconds kSlack{50};
@@ -306,15 +307,17 @@ void work(Client client, History& history, std::uint32_t writer, std::uint64_t s
 }
 
 // Notes every stretch in which a thread that sleeps kBeat woke more than
-// kSlack late: the machine (2 cores shared with other work) did not run this
-// process, so no call could return meanwhile.
+// kLate late: the machine (2 cores shared with other work) did not run this
+// process, so no call could return meanwhile. A loaded machine runs it in
+// bursts: many short stalls add up to more than a deadline's slack.
 void heartbeat(History& history, const std::atomic<bool>& stop, milliseconds& stalled) {
   constexpr milliseconds kBeat{5};
+  constexpr milliseconds kLate{2};
   while (!stop.load(std::memory_order_relaxed)) {
     const auto before = HistoryClock::now();
     std::this_thread::sleep_for(kBeat);
     const auto after = HistoryClock::now();
-    if (after - before > kBeat + kSlack) {
+    if (after - before > kBeat + kLate) {
       history.note_stall(before + kBeat, after);
       stalled += std::chrono::duration_cast<milliseconds>(after - before - kBeat);
     }
@@ -362,7 +365,6 @@ struct Totals {
 // before the write (it did, until a replaced copy's server was cleaned of
 // the key too). Found by the soak with MEMSHARD_SOAK_SEED=1 and failover.
 TEST(SoakFindingTest, AFirstFallbackNeverServesItsCopyAfterAWriteWentToASecondOne) {
-  // Disabled: a known defect of include/ (the journal keeps one copy per key).
   std::vector<MemcachedServer> servers(kServers);
   std::vector<memshard::Server> list;
   for (const auto& server : servers) {
@@ -435,7 +437,7 @@ TEST(SoakTest, RandomFaultsBreakNoPromise) {
       "MEMSHARD_SOAK_SEED",
       static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
           1'000'000'000U);
-  const bool failover = env_number("MEMSHARD_SOAK_FAILOVER", 0) != 0;
+  const bool failover = env_number("MEMSHARD_SOAK_FAILOVER", 1) != 0;
   const milliseconds total(seconds * 1000U);
   std::cout << "soak: MEMSHARD_SOAK_SEED=" << seed << " MEMSHARD_SOAK_SECONDS=" << seconds
             << " MEMSHARD_SOAK_FAILOVER=" << (failover ? 1 : 0) << std::endl;
@@ -454,8 +456,6 @@ TEST(SoakTest, RandomFaultsBreakNoPromise) {
   std::uint64_t round = 0;
   for (milliseconds done{0}; done < total; done += kRound, ++round) {
     const milliseconds length = std::min(kRound, total - done);
-    // Failover rounds (every other one) only on request until the defect of
-    // SoakFindingTest is fixed: they find its stale reads.
     const FailurePolicy policy =
         failover && (seed + round) % 2 == 1 ? FailurePolicy::kFailover : FailurePolicy::kFailFast;
     std::vector<std::string> keys;
