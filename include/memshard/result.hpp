@@ -95,7 +95,9 @@ class [[nodiscard]] Status {
   static constexpr std::size_t kNoServer = static_cast<std::size_t>(-1);
 
   Status() = default;
-  Status(Errc code, memcached_return_t rc, std::size_t server, std::string detail = {})
+  Status(Errc code, memcached_return_t rc, std::size_t server) noexcept
+      : code_(code), rc_(rc), server_(server) {}
+  Status(Errc code, memcached_return_t rc, std::size_t server, std::string detail)
       : code_(code), rc_(rc), server_(server), detail_(std::move(detail)) {}
 
   /// ok: kOk (a get miss is ok).

@@ -313,6 +313,10 @@ class ClientCore {
     ServerHealth& state = health(server);
     state.operations.fetch_add(1, std::memory_order_relaxed);
     const Errc code = to_errc(rc);
+    if (code == Errc::kOk && !route.probe &&
+        state.consecutive_failures.load(std::memory_order_relaxed) == 0) [[likely]] {
+      return Status(Errc::kOk, rc, server);  // a healthy server stays healthy: nothing to record
+    }
     Status status;
     if (code != Errc::kOk) {
       std::string text(operation);
