@@ -37,6 +37,7 @@
 #include "memshard/client/polled_multi_get.hpp"
 #include "memshard/client/server_health.hpp"
 #include "memshard/client_options.hpp"
+#include "memshard/deadline_scope.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/locator.hpp"
@@ -146,6 +147,27 @@ class ShardedClient {
   /// clone: another client of this family, for another thread: the same
   /// fleet and options, with its own connections (opened on first use).
   [[nodiscard]] auto clone() const -> ShardedClient { return ShardedClient(*this, CloneTag{}); }
+
+  /// deadline_scope: until the returned scope ends, every call of this
+  /// client ends by `deadline` (or by its own call_timeout when that comes
+  /// first), as a request handler passes its own deadline down; a call begun
+  /// after it sends nothing and answers Errc::kTimeout. A timeout the
+  /// caller's deadline caused never counts toward the server's ejection.
+  /// See DeadlineScope.
+  ///
+  /// **Example**:
+  ///   const auto scope = client.deadline_scope(std::chrono::milliseconds(50));
+  ///   auto user = client.get("user:42");       // these two calls share
+  ///   auto prefs = client.get("prefs:42");     // the same 50 ms
+  [[nodiscard]] auto deadline_scope(std::chrono::steady_clock::time_point deadline) noexcept
+      -> DeadlineScope {
+    return DeadlineScope(core_, deadline);
+  }
+
+  /// deadline_scope: the same for `timeout` from now.
+  [[nodiscard]] auto deadline_scope(std::chrono::milliseconds timeout) noexcept -> DeadlineScope {
+    return DeadlineScope(core_, std::chrono::steady_clock::now() + timeout);
+  }
 
   // ---- single-key operations ------------------------------------------------
 
@@ -371,11 +393,12 @@ class ShardedClient {
                     "flush_server: no server " + std::to_string(index) + " (" +
                         std::to_string(snapshot_->placed) + " servers)");
     }
-    const std::int64_t now = detail::steady_now_ns();
+    core_.start_call();
     memcached_return_t rc = MEMCACHED_SUCCESS;
     {
       memcached_st* memc = native(index);
-      const detail::WatchedCall watched = core_.watch(memc, now, core_.deadline(now));
+      const detail::WatchedCall watched =
+          core_.watch(memc, detail::steady_now_ns(), core_.call_deadline());
       rc = memcached_flush(memc, 0);
     }
     Status status = core_.finish(detail::Route{index, false, Status()}, rc, "flush");

@@ -98,9 +98,21 @@ class ClientCore {
     return *members_->health[s];
   }
 
-  /// deadline: when a call that starts at `now` (steady clock ns) must end.
+  /// deadline: when a call that starts at `now` (steady clock ns) must end:
+  /// its budget from now, or the caller's deadline when that comes first.
   [[nodiscard]] auto deadline(std::int64_t now) const noexcept -> std::int64_t {
-    return now + budget_ns_;
+    const std::int64_t own = now + budget_ns_;
+    return caller_deadline_ != 0 && caller_deadline_ < own ? caller_deadline_ : own;
+  }
+
+  /// caller_deadline: the deadline of the caller's DeadlineScope (steady
+  /// clock ns), 0 when none.
+  [[nodiscard]] auto caller_deadline() const noexcept -> std::int64_t { return caller_deadline_; }
+
+  /// set_caller_deadline: DeadlineScope's (0: none).
+  void set_caller_deadline(std::int64_t deadline) noexcept {
+    caller_deadline_ = deadline;
+    explicit_deadline_ = short_budget_ || deadline != 0;
   }
 
   /// start_call: a public call begins; its deadline starts with its first
@@ -130,15 +142,21 @@ class ClientCore {
   /// unless the budget is shorter than a timeout and the first wait must be
   /// shortened now.
   [[nodiscard]] auto watch_call(memcached_st* memc) noexcept -> WatchedCall {
-    if (call_deadline_ != 0 || short_budget_) [[unlikely]] {
+    if (call_deadline_ != 0 || explicit_deadline_) [[unlikely]] {
       const std::int64_t now = steady_now_ns();
-      return seat_.call(memc, now, call_deadline_ != 0 ? call_deadline_ : deadline(now), options());
+      if (call_deadline_ == 0) {
+        call_deadline_ = deadline(now);
+      }
+      return seat_.call(memc, now, call_deadline_, options());
     }
     return seat_.call(memc, options());
   }
 
   /// deadline_cause: what a call that timed out at its deadline says.
   [[nodiscard]] auto deadline_cause() const -> std::string {
+    if (cut_by_caller()) {
+      return "the caller's deadline passed";
+    }
     return "the call's deadline of " + std::to_string(options().call_budget().count()) +
            " ms passed";
   }
@@ -176,6 +194,13 @@ class ClientCore {
              std::int64_t deadline = 0) -> Route {
     if (options().failure_policy == FailurePolicy::kFailover) {
       count_request();
+    }
+    if (caller_deadline_ != 0) [[unlikely]] {
+      if (steady_now_ns() >= caller_deadline_) {
+        return Route{primary, false,
+                     Status(Errc::kTimeout, MEMCACHED_TIMEOUT, primary,
+                            "the caller's deadline passed before the request was sent")};
+      }
     }
     ServerHealth& own = health(primary);
     if (!HealthPolicy::is_ejected(own)) {
@@ -333,6 +358,16 @@ class ClientCore {
       status = Status(Errc::kOk, rc, server);
     }
     const bool server_failure = is_server_failure(code);
+    if (code == Errc::kTimeout && cut_by_caller() && steady_now_ns() + kTickNs >= call_deadline_)
+        [[unlikely]] {
+      // The caller's deadline, shorter than the call's own: nothing is known
+      // of the server. The connection may hold half a reply: it goes.
+      pool_.drop(server);
+      if (route.probe) {
+        HealthPolicy::release_probe(state);
+      }
+      return status;
+    }
     if (server_failure) {
       state.errors.fetch_add(1, std::memory_order_relaxed);
       pool_.server_failed();
@@ -544,10 +579,21 @@ class ClientCore {
     return kNoCopy;
   }
 
+  // Whether the call's deadline is the caller's (DeadlineScope), earlier
+  // than its own budget.
+  [[nodiscard]] auto cut_by_caller() const noexcept -> bool {
+    return caller_deadline_ != 0 && call_deadline_ == caller_deadline_;
+  }
+
+  static constexpr std::int64_t kTickNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(DeadlineWatch::kTick).count();
+
   ConnectionPool pool_;
   HealthPolicy policy_;
-  std::int64_t budget_ns_;  // ClientOptions::call_budget()
-  bool short_budget_;       // the budget is shorter than a timeout
+  std::int64_t budget_ns_;                  // ClientOptions::call_budget()
+  bool short_budget_;                       // the budget is shorter than a timeout
+  bool explicit_deadline_ = short_budget_;  // a call reads the clock: short budget, or a scope
+  std::int64_t caller_deadline_ = 0;        // DeadlineScope's, 0 when none
   WatchSeat seat_;
   std::int64_t call_deadline_ = 0;           // the current call's, once used
   double failover_tokens_ = kFailoverBurst;  // the failover rate limit's bucket
