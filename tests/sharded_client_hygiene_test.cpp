@@ -73,7 +73,9 @@ constexpr milliseconds kBudget = kConnectTimeout + kIoTimeout;
 constexpr milliseconds kRetryInterval{10};
 // What a call may take beyond its budget: scheduling on a shared 2-core
 // machine (three servers, two clients, the watch thread), more when sanitized.
-constexpr milliseconds kSlack{kSanitized ? 300 : 100};
+// Idle, the longest call of 1000 cycles took 15-60 ms; with a load average
+// of 20 (others building), 3 calls of 2000 cycles took 200-305 ms.
+constexpr milliseconds kSlack{kSanitized ? 700 : 250};
 // The longest the fleet may take to serve again after the last fault.
 constexpr milliseconds kRecovery{5'000};
 constexpr std::size_t kServers = 3;
@@ -188,6 +190,10 @@ class Load {
   [[nodiscard]] auto longest() const noexcept -> milliseconds {
     return milliseconds(longest_ms_.load());
   }
+  // longest_call: the operation that took longest().
+  [[nodiscard]] auto longest_call() const noexcept -> std::string_view {
+    return longest_call_.load();
+  }
 
  private:
   void work(std::size_t c) {
@@ -211,16 +217,16 @@ class Load {
         for (std::size_t i = 0; i < all.size(); ++i) {
           ok = ok && (keys_[c][i].second != s || multi.statuses[i].ok());
         }
-        ended(s, multi_begin, ok);
+        ended(s, multi_begin, ok, "get_multi");
       }
       for (const auto& [key, server] : keys_[c]) {
         const std::string value = key + "#" + std::to_string(++n);
         const auto set_begin = Clock::now();
         const memshard::Status stored = client.set(key, value);
-        ended(server, set_begin, stored.ok());
+        ended(server, set_begin, stored.ok(), "set");
         const auto get_begin = Clock::now();
         const auto got = client.get(key);
-        ended(server, get_begin, got.ok());
+        ended(server, get_begin, got.ok(), "get");
         if (got.ok() && got.value() && !got.value()->value.starts_with(key + "#")) {
           ++wrong_;
         }
@@ -228,13 +234,17 @@ class Load {
     }
   }
 
-  void ended(std::size_t server, Clock::time_point begin, bool ok) {
+  void ended(std::size_t server, Clock::time_point begin, bool ok, const char* what) {
     const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - begin);
     if (took > kBudget + kSlack) {
       ++late_;
     }
     std::int64_t longest = longest_ms_.load();
-    while (took.count() > longest && !longest_ms_.compare_exchange_weak(longest, took.count())) {
+    while (took.count() > longest) {
+      if (longest_ms_.compare_exchange_weak(longest, took.count())) {
+        longest_call_ = what;  // (which call, for the report)
+        break;
+      }
     }
     ++calls_[server];
     if (ok) {
@@ -251,6 +261,7 @@ class Load {
   std::atomic<std::uint64_t> late_{0};
   std::atomic<std::uint64_t> wrong_{0};
   std::atomic<std::int64_t> longest_ms_{0};
+  std::atomic<const char*> longest_call_{""};
 };
 
 // serves_everywhere: whether `client` reads a key of every server, one by one
@@ -343,7 +354,8 @@ class HygieneTest : public ::testing::Test {
               << " s; descriptors " << before.descriptors << " -> " << after.descriptors
               << ", threads " << before.threads << " -> " << after.threads << ", RSS "
               << before.resident / 1024 << " -> " << after.resident / 1024 << " KiB; longest call "
-              << load.longest().count() << " ms (budget " << kBudget.count() << " ms)" << std::endl;
+              << load.longest().count() << " ms, a " << load.longest_call() << " (budget "
+              << kBudget.count() << " ms)" << std::endl;
     EXPECT_EQ(unseen, 0U) << "cycles where the clients did not meet the fault or its end";
     EXPECT_EQ(load.late(), 0U) << "calls past their deadline (" << kBudget.count() << " + "
                                << kSlack.count() << " ms); longest " << load.longest().count()
@@ -571,12 +583,14 @@ TEST(ServerLimitTest, EvictedKeysReadAsMissesAndCountNoFailure) {
     value.resize(50'000, static_cast<char>('a' + key.size() % 26));
     return value + key;
   };
+  const std::int64_t evictions_before = stat(servers[1], "evictions");
+  ASSERT_GE(evictions_before, 0) << "no evictions counter in memcached's stats";
   for (const auto& key : keys) {
     const memshard::Status stored = client.set(key, value_of(key));
     ASSERT_TRUE(stored.ok()) << key << ": " << stored;
   }
   const std::int64_t evictions = stat(servers[1], "evictions");
-  EXPECT_GT(evictions, 0) << "nothing was evicted: the test wrote too little";
+  EXPECT_GT(evictions, evictions_before) << "nothing was evicted: the test wrote too little";
   std::size_t hits = 0;
   std::size_t misses = 0;
   for (const auto& key : keys) {
