@@ -24,9 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
@@ -41,6 +39,7 @@
 #include "support/fault_proxy.hpp"
 #include "support/history.hpp"
 #include "support/memcached_server.hpp"
+#include "support/process_resources.hpp"
 #include "support/stopped_process.hpp"
 
 namespace {
@@ -56,8 +55,10 @@ using memshard::testing::HistoryReport;
 using memshard::testing::LimitAction;
 using memshard::testing::MemcachedServer;
 using memshard::testing::Op;
+using memshard::testing::open_descriptors;
 using memshard::testing::Refusal;
 using memshard::testing::StoppedProcess;
+using memshard::testing::threads;
 using std::chrono::milliseconds;
 using Client = memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>>;
 
@@ -80,14 +81,6 @@ auto env_number(const char* name, std::uint64_t fallback) -> std::uint64_t {
   }
   return std::strtoull(text, nullptr, 10);
 }
-
-auto entries(const std::filesystem::path& dir) -> std::size_t {
-  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir),
-                                                std::filesystem::directory_iterator{}));
-}
-
-auto open_descriptors() -> std::size_t { return entries("/proc/self/fd"); }
-auto threads() -> std::size_t { return entries("/proc/self/task"); }
 
 // ---- the schedule -----------------------------------------------------------
 
