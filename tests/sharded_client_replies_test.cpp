@@ -12,11 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -368,6 +371,303 @@ TEST_F(TruncationSweep, ACutAndStalledReplyEndsByTheDeadlineWithStoredValuesOrEr
   // first and last six line ends and every 25th.
   run(kSanitized ? SweepPlan{LimitAction::kStall, 50, 700, 60}
                  : SweepPlan{LimitAction::kStall, 200, 500, 25});
+}
+
+// ---- malformed replies ---------------------------------------------------------
+
+// The value a scripted server holds for `key`.
+auto scripted_value(std::string_view key) -> std::string { return "v:" + std::string(key); }
+
+// A ScriptedServer answering like memcached holding scripted_value() for
+// every key, 42 for incr, except that its first answer to a command (not
+// counting version requests) is `first`. Every later answer is right, so a
+// client that reads the rest of a broken reply later, on the same
+// connection, reads something else than the right answer.
+class OneBadReply {
+ public:
+  explicit OneBadReply(std::string first)
+      : first_(std::move(first)), server_([this](std::string_view line, std::size_t connection) {
+          return answer(line, connection);
+        }) {}
+
+  [[nodiscard]] auto spec() const -> std::string { return server_.spec(); }
+  [[nodiscard]] auto accepted() const noexcept -> std::size_t { return server_.accepted(); }
+  [[nodiscard]] auto closed() const noexcept -> std::size_t { return server_.closed(); }
+  /// answered: the commands answered so far.
+  [[nodiscard]] auto answered() const noexcept -> std::size_t { return answered_.load(); }
+
+ private:
+  auto answer(std::string_view line, std::size_t connection) -> std::string {
+    if (line.starts_with("version")) {
+      return "VERSION 1.6.21\r\n";
+    }
+    if (awaiting_data_.size() <= connection) {
+      awaiting_data_.resize(connection + 1, 0);
+    }
+    if (line.starts_with("set ") && awaiting_data_[connection] == 0) {
+      awaiting_data_[connection] = 1;  // the data block is the next line
+      return {};
+    }
+    std::string right;
+    if (awaiting_data_[connection] != 0) {
+      awaiting_data_[connection] = 0;
+      right = "STORED\r\n";
+    } else if (line.starts_with("get")) {
+      for (std::size_t at = line.find(' '); at != std::string_view::npos;) {
+        const std::size_t end = line.find(' ', at + 1);
+        const std::string_view key =
+            line.substr(at + 1, end == std::string_view::npos ? end : end - at - 1);
+        const std::string value = scripted_value(key);
+        right += "VALUE " + std::string(key) + " 0 " + std::to_string(value.size()) + " 1\r\n" +
+                 value + "\r\n";
+        at = end;
+      }
+      right += "END\r\n";
+    } else if (line.starts_with("delete ")) {
+      right = "DELETED\r\n";
+    } else if (line.starts_with("incr ")) {
+      right = "42\r\n";
+    } else {
+      right = "ERROR\r\n";
+    }
+    return answered_++ == 0 ? first_ : right;
+  }
+
+  std::string first_;
+  std::vector<std::uint8_t> awaiting_data_;  // per connection (the server's thread only)
+  std::atomic<std::size_t> answered_{0};
+  ScriptedServer server_;  // last: its thread calls answer()
+};
+
+auto scripted_options(MultiGetMode mode = MultiGetMode::kPolled) -> ClientOptions {
+  ClientOptions out;
+  out.connect_timeout = milliseconds(1000);
+  out.io_timeout = milliseconds(1000);
+  out.call_timeout = milliseconds(200);
+  out.failure_limit = 1'000'000;  // these tests look at replies, not ejection
+  out.multi_get = mode;
+  return out;
+}
+
+// A malformed first reply and what the call that reads it answers.
+struct BadReply {
+  const char* bytes;
+  Errc code;
+  /// The connection that read it is closed: the next call opens another.
+  bool closes = false;
+  /// Multi-get only: what the reply says of key "j" (asked, never in these
+  /// replies) is a miss, not an error.
+  bool ends_normally = false;
+};
+
+// Replies any command may get, and what every call answers to them.
+const BadReply kAnyCommand[] = {
+    // libmemcached reads these two messages of memcached's as codes of their own.
+    {"SERVER_ERROR out of memory storing object\r\n", Errc::kServerError},
+    {"SERVER_ERROR object too large for cache\r\n", Errc::kValueTooLarge},
+    // mcrouter's and other proxies' own messages.
+    {"SERVER_ERROR busy\r\n", Errc::kServerError},
+    {"SERVER_ERROR unavailable\r\n", Errc::kServerError},
+    {"SERVER_ERROR timeout\r\n", Errc::kServerError},
+    {"SERVER_ERROR Out of memory\r\n", Errc::kServerError},
+    {"SERVER_ERROR\r\n", Errc::kServerError},
+    {"CLIENT_ERROR bad data chunk\r\n", Errc::kInvalidArgument},
+    {"CLIENT_ERROR bad command line format\r\n", Errc::kInvalidArgument},
+    {"CLIENT_ERROR line too long\r\n", Errc::kInvalidArgument},
+    // MEMCACHED_ERROR shares its value with a connection failure's code.
+    {"ERROR\r\n", Errc::kConnectionFailure},
+    {"garbage\r\n", Errc::kProtocolError, true},
+};
+
+// Replies to a get of "k" (and a multi-get of "k" and "j").
+const BadReply kGet[] = {
+    {"\r\n", Errc::kProtocolError, true},
+    // a second value after END; a line after END
+    {"VALUE k 0 3 1\r\nv:k\r\nEND\r\nVALUE k 0 5 1\r\nWRONG\r\nEND\r\n", Errc::kProtocolError, true,
+     true},
+    {"VALUE k 0 3 1\r\nv:k\r\nEND\r\ngarbage\r\n", Errc::kProtocolError, true},
+    // a key not asked for, alone and before the one asked
+    {"VALUE other 0 5 1\r\nWRONG\r\nEND\r\n", Errc::kProtocolError, true, true},
+    {"VALUE other 0 5 1\r\nWRONG\r\nVALUE k 0 3 1\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true,
+     true},
+    // lengths that disagree with the data: longer (the reader waits for
+    // bytes that never come), one more, one less
+    {"VALUE k 0 10 1\r\nv:k\r\nEND\r\n", Errc::kTimeout, true},
+    {"VALUE k 0 4 1\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true},
+    {"VALUE k 0 2 1\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true},
+    // bad fields
+    {"VALUE k abc 3 1\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true},
+    {"VALUE k 0 x 1\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true},
+    // (libmemcached reads the digits of a length and skips the rest: the
+    // value is the one held)
+    {"VALUE k 0 3x 1\r\nv:k\r\nEND\r\n", Errc::kOk, false, true},
+    {"VALUE k\r\nv:k\r\nEND\r\n", Errc::kProtocolError, true},
+    // read as a VALUE line whose key is "S" and whose fields never come
+    {"VALUES\r\n", Errc::kTimeout, true},
+};
+
+// Replies to incr (a number is its only success).
+const BadReply kIncr[] = {
+    {"\r\n", Errc::kProtocolError, true},
+    {"abc\r\n", Errc::kProtocolError, true},
+    {"-1\r\n", Errc::kProtocolError, true},
+    {"18446744073709551616\r\n", Errc::kProtocolError, true},
+    // success lines of other commands, which carry no number
+    {"STORED\r\n", Errc::kProtocolError, true},
+    {"DELETED\r\n", Errc::kProtocolError, true},
+    {"STORAGE\r\n", Errc::kProtocolError, true},
+};
+
+// Replies to delete.
+const BadReply kDelete[] = {
+    {"\r\n", Errc::kProtocolError, true},
+    {"abc\r\n", Errc::kProtocolError, true},
+    {"18446744073709551616\r\n", Errc::kProtocolError, true},
+};
+
+// Replies to set (libmemcached aborts on some others: see below).
+const BadReply kSet[] = {
+    {"abc\r\n", Errc::kProtocolError, true},
+    {"-1\r\n", Errc::kProtocolError, true},
+};
+
+// Checks the call after the bad reply: `second_ok`, it got the right answer;
+// for a reply that closes its connection, on a new one.
+void expect_recovered(const BadReply& bad, const OneBadReply& server, bool second_ok,
+                      const std::string& second) {
+  EXPECT_TRUE(second_ok) << "the next call: " << second;
+  if (bad.closes) {
+    EXPECT_EQ(server.accepted(), 2U) << "the connection that read it was read again";
+  }
+}
+
+template <class Call>
+void for_each_reply(std::initializer_list<std::span<const BadReply>> tables, Call&& call) {
+  for (const auto table : tables) {
+    for (const BadReply& bad : table) {
+      SCOPED_TRACE("first reply \"" + escaped(bad.bytes) + "\"");
+      OneBadReply server(bad.bytes);
+      call(bad, server);
+    }
+  }
+}
+
+TEST(MalformedReplies, GetAnswersTheDefinedErrorNeverAnotherValue) {
+  for_each_reply({kAnyCommand, kGet}, [](const BadReply& bad, const OneBadReply& server) {
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    const auto first = client.get("k");
+    EXPECT_EQ(first.code(), bad.code) << first.status();
+    EXPECT_EQ(first.status().detail().empty(), first.ok());
+    if (first.ok() && first.value()) {
+      EXPECT_EQ(first.value()->value, "v:k");
+    }
+    const auto second = client.get("k");
+    expect_recovered(bad, server, second.ok() && second.value() && second.value()->value == "v:k",
+                     second.status().message());
+  });
+}
+
+TEST(MalformedReplies, MultiGetAnswersEachKeyItsValueAMissOrTheError) {
+  const std::vector<std::string_view> keys = {"k", "j"};
+  for (const MultiGetMode mode : memshard::testing::kMultiGetModes) {
+    SCOPED_TRACE(mode_name(mode));
+    for_each_reply({kAnyCommand, kGet}, [&](const BadReply& bad, const OneBadReply& server) {
+      Client client({memshard::parse_server(server.spec())}, scripted_options(mode));
+      const auto first = client.get_multi(keys);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        SCOPED_TRACE(std::string(keys[i]));
+        if (first.items[i]) {
+          // A value is the one held (the polled engine reads keys again on
+          // the server's own connection after some errors).
+          EXPECT_EQ(first.items[i]->value, scripted_value(keys[i]));
+          EXPECT_TRUE(first.statuses[i].ok());
+        } else if (first.statuses[i].ok()) {
+          EXPECT_TRUE(bad.ends_normally) << "a miss";
+        } else {
+          EXPECT_EQ(first.statuses[i].code(), bad.code) << first.statuses[i];
+          EXPECT_FALSE(first.statuses[i].detail().empty());
+        }
+      }
+      const auto second = client.get_multi(keys);
+      EXPECT_EQ(second.hits(), 2U);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (second.items[i]) {
+          EXPECT_EQ(second.items[i]->value, scripted_value(keys[i]));
+        }
+      }
+      // (either engine may read the next call on another connection: the
+      // polled one keeps one more)
+    });
+  }
+}
+
+TEST(MalformedReplies, SetDeleteAndIncrAnswerTheDefinedError) {
+  for_each_reply({kAnyCommand, kSet}, [](const BadReply& bad, const OneBadReply& server) {
+    SCOPED_TRACE("set");
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    const auto first = client.set("k", "v");
+    EXPECT_EQ(first.code(), bad.code) << first;
+    EXPECT_FALSE(first.detail().empty());
+    const auto second = client.set("k", "v");
+    expect_recovered(bad, server, second.ok(), second.message());
+  });
+  for_each_reply({kAnyCommand, kDelete}, [](const BadReply& bad, const OneBadReply& server) {
+    SCOPED_TRACE("delete");
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    const auto first = client.remove("k");
+    EXPECT_EQ(first.code(), bad.code) << first;
+    EXPECT_FALSE(first.detail().empty());
+    const auto second = client.remove("k");
+    expect_recovered(bad, server, second.ok(), second.message());
+  });
+  for_each_reply({kAnyCommand, kIncr}, [](const BadReply& bad, const OneBadReply& server) {
+    SCOPED_TRACE("incr");
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    const auto first = client.incr("k");
+    EXPECT_EQ(first.code(), bad.code) << first.status();
+    EXPECT_FALSE(first.status().detail().empty());
+    const auto second = client.incr("k");
+    expect_recovered(bad, server, second.ok() && second.value() == 42U, second.status().message());
+  });
+}
+
+// libmemcached 1.1.4 asserts in memcached_send_ascii (storage.cc:257) and
+// aborts the process when a set is answered with a line it reads as a
+// success other than STORED (DELETED, END, OK, a number, an empty line).
+TEST(MalformedReplies, DISABLED_ASetAnsweredWithAnotherCommandsSuccessFails) {
+  for (const char* reply : {"DELETED\r\n", "END\r\n", "OK\r\n", "42\r\n", "\r\n"}) {
+    OneBadReply server(reply);
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    EXPECT_EQ(client.set("k", "v").code(), Errc::kProtocolError) << escaped(reply);
+  }
+}
+
+// libmemcached keeps bytes that follow a complete one-line reply in its
+// read buffer, which memshard cannot see, and answers the next request on
+// that connection with them.
+TEST(MalformedReplies, DISABLED_BytesAfterACompleteReplyNeverAnswerTheNextRequest) {
+  {
+    OneBadReply server("42\r\n7\r\n");
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    EXPECT_EQ(client.incr("k").value(), 42U);
+    const auto next = client.incr("k");
+    EXPECT_TRUE(next.ok() && next.value() == 42U) << next.status() << ", read the stale 7";
+  }
+  {
+    OneBadReply server("STORED\r\nNOT_STORED\r\n");
+    Client client({memshard::parse_server(server.spec())}, scripted_options());
+    EXPECT_TRUE(client.set("k", "v"));
+    EXPECT_TRUE(client.set("k", "v")) << "read the stale NOT_STORED";
+  }
+}
+
+// libmemcached reads a value length of -1 as SIZE_MAX, writes a byte before
+// its value buffer and hands out a value of SIZE_MAX bytes, whose copy then
+// throws std::length_error out of get().
+TEST(MalformedReplies, DISABLED_AValueLengthOfMinusOneIsAProtocolError) {
+  OneBadReply server("VALUE k 0 -1 1\r\nv:k\r\nEND\r\n");
+  Client client({memshard::parse_server(server.spec())}, scripted_options());
+  EXPECT_EQ(client.get("k").code(), Errc::kProtocolError);
 }
 
 }  // namespace
