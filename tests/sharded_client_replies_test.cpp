@@ -63,9 +63,15 @@ constexpr bool kSanitized = false;
 // The deadline of a call in the sweeps: short, since every stalled offset
 // waits for it.
 constexpr milliseconds kCallTimeout{30};
-// What a call may take past its deadline on two shared cores (see
-// deadline_watch_test.cpp): 40 ms, sanitized 100 ms.
-constexpr milliseconds kOver{kSanitized ? 100 : 40};
+// The connect and I/O timeouts of the sweeps: long, so that a call its
+// deadline did not end takes seconds, far past any slack.
+constexpr milliseconds kWaitTimeout{5000};
+// What a call of a sweep may take past its deadline. The promise is 20 ms
+// with a core to spare, and deadline_watch_test holds single calls to 40 ms;
+// a sweep makes hundreds of calls on two cores shared with other builds,
+// where one scheduling stall of a few hundred milliseconds is common (up to
+// 370 ms seen at a load of 12), and must not fail it.
+constexpr milliseconds kOver{kSanitized ? 1000 : 500};
 
 template <class F>
 auto timed(F&& call) -> milliseconds {
@@ -137,8 +143,8 @@ constexpr std::size_t kSweepSizes[] = {1, 3, 100};
 // keeps the server in anyway.
 auto sweep_options(MultiGetMode mode) -> ClientOptions {
   ClientOptions out;
-  out.connect_timeout = milliseconds(1000);
-  out.io_timeout = milliseconds(1000);
+  out.connect_timeout = kWaitTimeout;
+  out.io_timeout = kWaitTimeout;
   out.call_timeout = kCallTimeout;
   out.failure_limit = 1'000'000;
   out.multi_get = mode;
@@ -280,6 +286,9 @@ void sweep(const std::vector<std::string>& keys, std::string_view reply, LimitAc
            const ReplyLayout& layout) {
   const std::vector<std::string_view> views(keys.begin(), keys.end());
   for (const std::size_t offset : cuts) {
+    if (::testing::Test::HasFailure()) {
+      return;  // the first offset that fails says enough
+    }
     const std::string where =
         "cut at " + std::to_string(offset) + " of " + std::to_string(reply.size()) + " after \"" +
         escaped(reply.substr(0, offset).substr(offset > 40 ? offset - 40 : 0)) + "\"";
@@ -439,11 +448,13 @@ class OneBadReply {
   ScriptedServer server_;  // last: its thread calls answer()
 };
 
+// A scripted reply needs no time: the deadline is only reached by a reply
+// that never ends, and is long enough for a loaded machine.
 auto scripted_options(MultiGetMode mode = MultiGetMode::kPolled) -> ClientOptions {
   ClientOptions out;
-  out.connect_timeout = milliseconds(1000);
-  out.io_timeout = milliseconds(1000);
-  out.call_timeout = milliseconds(200);
+  out.connect_timeout = milliseconds(2000);
+  out.io_timeout = milliseconds(2000);
+  out.call_timeout = milliseconds(1000);
   out.failure_limit = 1'000'000;  // these tests look at replies, not ejection
   out.multi_get = mode;
   return out;
