@@ -81,4 +81,19 @@ TEST(ReturnCodesTest, KeepFetchCodeOnlyRaisesAZeroCount) {
   EXPECT_EQ(result.count, 7U);
 }
 
+TEST(ReturnCodesTest, AnIncrIsDoneOnlyWithANumber) {
+  using memshard::detail::numeric_reply;
+  EXPECT_EQ(numeric_reply(MEMCACHED_SUCCESS), MEMCACHED_SUCCESS);
+  // Success lines of other commands carry no number.
+  for (const memcached_return_t rc : {MEMCACHED_STORED, MEMCACHED_DELETED, MEMCACHED_END}) {
+    EXPECT_EQ(numeric_reply(rc), memshard::detail::kStrayReply) << memcached_strerror(nullptr, rc);
+    EXPECT_EQ(to_errc(numeric_reply(rc)), Errc::kProtocolError);
+  }
+  // Failures stay what they are.
+  for (const memcached_return_t rc :
+       {MEMCACHED_NOTFOUND, MEMCACHED_CLIENT_ERROR, MEMCACHED_TIMEOUT, MEMCACHED_SERVER_ERROR}) {
+    EXPECT_EQ(numeric_reply(rc), rc) << memcached_strerror(nullptr, rc);
+  }
+}
+
 }  // namespace

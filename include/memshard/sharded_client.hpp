@@ -191,9 +191,21 @@ class ShardedClient {
       const std::size_t lengths[] = {key.size()};
       memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
       if (memcached_success(rc)) {
+        // One value at most, for this key: anything else (a key not asked
+        // for, a second value read past END) is a reply to some other
+        // request, and none of it is returned.
+        bool stray = false;
         rc = detail::ConnectionPool::fetch_all(
-            connection,
-            [&item](std::string_view, const memcached_result_st& found) { fill(item, found); });
+            connection, [&](std::string_view found_key, const memcached_result_st& found) {
+              if (found_key != key || item) {
+                stray = true;
+                return;
+              }
+              fill(item, found);
+            });
+        if (stray) {
+          rc = detail::kStrayReply;
+        }
       }
       return rc;
     });
@@ -847,7 +859,7 @@ class ShardedClient {
           // libmemcached reports the binary "non-numeric value" status this way.
           rc = MEMCACHED_CLIENT_ERROR;
         }
-        return rc;
+        return detail::numeric_reply(rc);
       });
     });
     if (!status.ok()) {

@@ -375,9 +375,11 @@ class ClientCore {
     } else if (code == Errc::kServerError || code == Errc::kProtocolError ||
                code == Errc::kAuthFailure) {
       state.errors.fetch_add(1, std::memory_order_relaxed);
-      if (code == Errc::kAuthFailure) {
+      if (code == Errc::kAuthFailure || (code == Errc::kProtocolError && own_handle)) {
         // libmemcached holds a server that refused the credentials as failed
-        // until the next whole second: a fresh handle asks again at once.
+        // until the next whole second: a fresh handle asks again at once. A
+        // reply that made no sense may be followed by more of it: the
+        // connection is never read again.
         pool_.drop(server);
       }
     }

@@ -26,6 +26,18 @@ inline void keep_fetch_code(memcached_result_st& result) noexcept {
   }
 }
 
+/// kStrayReply: the code of a reply that answers some other request (a value
+/// for a key not asked for, a second value): a protocol error, after which
+/// the connection is closed (ClientCore::finish).
+inline constexpr memcached_return_t kStrayReply = MEMCACHED_PROTOCOL_ERROR;
+
+/// numeric_reply: `rc` for an incr or decr, whose one success is a number
+/// (MEMCACHED_SUCCESS): another success code (a STORED or DELETED line, which
+/// libmemcached accepts there and answers with no number) is kStrayReply.
+[[nodiscard]] inline auto numeric_reply(memcached_return_t rc) noexcept -> memcached_return_t {
+  return rc != MEMCACHED_SUCCESS && memcached_success(rc) ? kStrayReply : rc;
+}
+
 /// to_errc: libmemcached's return code as an Errc.
 [[nodiscard]] inline auto to_errc(memcached_return_t rc) noexcept -> Errc {
   switch (rc) {
