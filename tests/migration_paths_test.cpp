@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -560,6 +561,34 @@ TEST_F(MigrationTest, AStoppedOldOwnerThatLostAnInvalidationIsNeverReadAgain) {
   EXPECT_FALSE(client.get(key).value().has_value()) << "v0 came back from a tainted server";
   EXPECT_FALSE(client.get(keys.moved[1]).value().has_value());  // nothing is read there
   EXPECT_GE(client.migration_stats().fallback_skipped, 2U);
+}
+
+// A read of a moved key keeps to the call's one deadline, here a caller's
+// (DeadlineScope) shorter than the fallback timeout: a hung old owner does
+// not get the fallback timeout on top, and is not judged for it.
+TEST_F(MigrationTest, AReadThroughAHungOldOwnerEndsByTheCallersDeadline) {
+  const auto before = list(0, 5);
+  const auto after = list(0, 4);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_FALSE(keys.moved.empty());
+  const std::string& key = keys.moved.front();
+  ASSERT_TRUE(client.set(key, "v"));
+  MigrationOptions migration;
+  migration.fallback_timeout = std::chrono::milliseconds{300};
+  client.begin_migration(after, migration);
+  ASSERT_EQ(::kill(server(4).pid(), SIGSTOP), 0);  // the retiring server, the old owner
+  const auto start = std::chrono::steady_clock::now();
+  const auto got = [&] {
+    const auto scope = client.deadline_scope(std::chrono::milliseconds{60});
+    return client.get(key);
+  }();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(::kill(server(4).pid(), SIGCONT), 0);
+  EXPECT_LT(took, std::chrono::milliseconds{60 + 100}) << got.status();
+  // A miss (the old copy could not be read in time) or the deadline's timeout.
+  EXPECT_TRUE(got.ok() ? !got.value().has_value() : got.status().code() == Errc::kTimeout)
+      << got.status();
 }
 
 TEST_F(MigrationTest, AnyPlacementToAnyOtherModuloToKetama) {

@@ -24,6 +24,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -127,13 +128,17 @@ class MigrationPaths {
   [[nodiscard]] auto state() noexcept -> MigrationState& { return *state_; }
   [[nodiscard]] auto counters() noexcept -> MigrationState::Counters& { return state_->counters(); }
 
-  /// fallback_deadline: when a read of an old owner that starts now must end.
-  [[nodiscard]] auto fallback_deadline() const noexcept -> std::int64_t {
+  /// fallback_deadline: when a read of an old owner that starts now must
+  /// end: the fallback timeout from now, or the call's deadline when that
+  /// comes first.
+  [[nodiscard]] auto fallback_deadline() noexcept -> std::int64_t {
     std::chrono::milliseconds timeout = options_->fallback_timeout;
     if (timeout.count() == 0) {
       timeout = (core_->options().connect_timeout + core_->options().io_timeout) / 2;
     }
-    return steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+    const std::int64_t own =
+        steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+    return std::min(own, core_->call_deadline());
   }
 
   /// read_old: reads `key` on old owner `old` within the fallback timeout.
@@ -346,10 +351,9 @@ class MigrationPaths {
     return static_cast<std::int32_t>(options_->lease_ttl.count());
   }
 
-  [[nodiscard]] auto io_deadline() const noexcept -> Deadline {
-    const auto timeout = core_->options().connect_timeout + core_->options().io_timeout;
-    return steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
-  }
+  // Every request of a call ends by the call's one deadline (call_timeout,
+  // or the caller's DeadlineScope).
+  [[nodiscard]] auto io_deadline() noexcept -> Deadline { return core_->call_deadline(); }
 
   // The answer to one request: libmemcached's code for it (a meta reply
   // mapped), the meta reply, and the Status finish() made of it.
