@@ -18,6 +18,7 @@
 #include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
+#include "support/sanitized.hpp"
 
 namespace {
 
@@ -34,17 +35,7 @@ using Client = memshard::ShardedClient<memshard::ModuloLocator<memshard::Crc32>>
 constexpr milliseconds kTimeout{500};
 constexpr milliseconds kScope{60};
 // What a call may take past a deadline here (see deadline_watch_test.cpp).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr milliseconds kOver{100};
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr milliseconds kOver{100};
-#else
-constexpr milliseconds kOver{40};
-#endif
-#else
-constexpr milliseconds kOver{40};
-#endif
+constexpr milliseconds kOver = memshard::testing::kSanitized ? milliseconds(100) : milliseconds(40);
 
 auto options() -> ClientOptions {
   ClientOptions out;

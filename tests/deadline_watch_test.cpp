@@ -20,6 +20,7 @@
 #include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
+#include "support/sanitized.hpp"
 
 namespace {
 
@@ -40,17 +41,7 @@ constexpr milliseconds kBudget = kTimeout * 2;
 // comes: measured 0.5-5 ms over); these tests run two at a time on a shared
 // 2-core machine, so they allow 40 ms, and sanitized builds, several times
 // slower, 100 ms.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr milliseconds kOver{100};
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr milliseconds kOver{100};
-#else
-constexpr milliseconds kOver{40};
-#endif
-#else
-constexpr milliseconds kOver{40};
-#endif
+constexpr milliseconds kOver = memshard::testing::kSanitized ? milliseconds(100) : milliseconds(40);
 
 auto options() -> ClientOptions {
   ClientOptions out;

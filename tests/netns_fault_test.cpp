@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
 #include "support/netns.hpp"
+#include "support/sanitized.hpp"
 
 namespace {
 
@@ -44,17 +45,7 @@ constexpr milliseconds kBudget = kTimeout * 2;  // a call's deadline: connect + 
 constexpr milliseconds kRetry{400};
 // The promise: a call ends within its deadline plus this much; sanitized
 // builds run several times slower, and ctest runs two tests at once.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr milliseconds kOver{80};
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr milliseconds kOver{80};
-#else
-constexpr milliseconds kOver{20};
-#endif
-#else
-constexpr milliseconds kOver{20};
-#endif
+constexpr milliseconds kOver = memshard::testing::kSanitized ? milliseconds(80) : milliseconds(20);
 
 auto since(Clock::time_point start) -> milliseconds {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - start);

@@ -36,6 +36,7 @@
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 #include "support/process_resources.hpp"
+#include "support/sanitized.hpp"
 #include "support/stopped_process.hpp"
 
 namespace {
@@ -53,17 +54,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Client = memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>>;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using memshard::testing::kSanitized;
 
 // Short timeouts, so that a thousand faults fit in tens of seconds; a call's
 // budget is connect_timeout + io_timeout.

@@ -29,6 +29,7 @@
 #include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
+#include "support/sanitized.hpp"
 #include "support/scripted_server.hpp"
 
 namespace {
@@ -50,17 +51,7 @@ using Client = memshard::ShardedClient<memshard::ModuloLocator<memshard::Crc32>>
 
 // The sanitizers make every call several times slower: the sweeps take
 // fewer offsets there, and calls may overrun their deadline by more.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using memshard::testing::kSanitized;
 
 // The deadline of a call in the sweeps: short, since every stalled offset
 // waits for it.
