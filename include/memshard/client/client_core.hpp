@@ -496,6 +496,18 @@ class ClientCore {
                     members_->servers[s].endpoint() +
                         " is being cleaned of writes it missed, by another client");
     }
+    // While this replay runs (it may be long, and end at the deadline), the
+    // keys it took are in no journal: the server of each failover copy
+    // remembers the key first, so that it deletes the key before it serves,
+    // should it serve meanwhile (a copy deleted below is deleted there once
+    // more, which is harmless).
+    for (const JournalEntry& entry : batch_) {
+      if (!entry.copy_at.empty()) {
+        if (const std::size_t c = member_at(entry.copy_at, s); c != kNoCopy) {
+          remember(c, entry.key);
+        }
+      }
+    }
     std::size_t done = 0;
     Status outcome(Errc::kOk, MEMCACHED_SUCCESS, s);
     for (; done < batch_.size(); ++done) {
