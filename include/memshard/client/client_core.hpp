@@ -542,14 +542,6 @@ class ClientCore {
       batch_.clear();
     }
     journal.give_back(batch_);
-    // Keys written again meanwhile whose older failover copy the journal
-    // could not keep: that copy's server is cleaned of them instead.
-    for (const JournalEntry& displaced : batch_) {
-      if (const std::size_t c = member_at(displaced.copy_at, s); c != kNoCopy) {
-        remember(c, displaced.key);
-      }
-    }
-    batch_.clear();
     if (done > 0) {
       notify(ServerEventKind::kCleaned, s, {}, done);
     }
@@ -564,21 +556,16 @@ class ClientCore {
     return memcached_delete(memc, key.data(), key.size(), 0);
   }
 
-  // Deletes the failover copy of a key cleaned on `s`; if that fails, the
-  // copy's server remembers it.
+  // Deletes the failover copy of a key cleaned on `s` (its server remembers
+  // the key since the replay took it, so a failure here leaves it there).
   void erase_copy(std::size_t s, const JournalEntry& entry, std::int64_t deadline) {
     const std::size_t c = member_at(entry.copy_at, s);
-    if (c == kNoCopy) {
-      return;  // no longer a member
+    if (c == kNoCopy || HealthPolicy::is_ejected(health(c))) {
+      return;  // no longer a member, or out: it is cleaned when it returns
     }
-    const memcached_return_t rc = HealthPolicy::is_ejected(health(c))
-                                      ? MEMCACHED_SERVER_TEMPORARILY_DISABLED
-                                      : erase(c, entry.key, steady_now_ns(), deadline);
+    const memcached_return_t rc = erase(c, entry.key, steady_now_ns(), deadline);
     if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
-      if (rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
-        (void)finish(Route{c, false, Status()}, rc, "delete of a failover copy");
-      }
-      remember(c, entry.key);
+      (void)finish(Route{c, false, Status()}, rc, "delete of a failover copy");
     }
   }
 

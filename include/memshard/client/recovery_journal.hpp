@@ -118,36 +118,24 @@ class RecoveryJournal {
   }
 
   /// give_back: ends a replay; `unfinished` are the entries not deleted.
-  /// When the key was remembered again meanwhile, the two entries merge:
-  /// the newer copy wins, an older copy elsewhere is not forgotten: on
-  /// return `unfinished` holds exactly those entries (key, older copy),
-  /// whose servers the caller must clean of the key too (remember on them),
-  /// as with Remembered::replaced_copy.
+  /// When the key was remembered again meanwhile, the newer entry wins; it
+  /// takes the older one's failover copy only if it names none. (The taker
+  /// had the servers of the copies it took remember their keys already.)
   void give_back(std::vector<JournalEntry>& unfinished) noexcept {
     const std::lock_guard<std::mutex> lock(mutex_);
-    std::size_t displaced = 0;
-    for (std::size_t i = 0; i < unfinished.size(); ++i) {
-      JournalEntry& entry = unfinished[i];
+    for (JournalEntry& entry : unfinished) {
       try {
         auto [it, added] = entries_.try_emplace(std::move(entry.key), std::move(entry.copy_at));
-        if (added) {
-          continue;
-        }
         // `entry` was moved from only if it was added.
-        if (it->second.empty()) {
+        if (!added && it->second.empty()) {
           it->second = std::move(entry.copy_at);
-        } else if (!entry.copy_at.empty() && entry.copy_at != it->second) {
-          if (displaced != i) {
-            unfinished[displaced] = std::move(entry);
-          }
-          ++displaced;
         }
       } catch (...) {  // out of memory: the key is lost, as on overflow
         overflowed_ = true;
         ++lost_;
       }
     }
-    unfinished.erase(unfinished.begin() + static_cast<std::ptrdiff_t>(displaced), unfinished.end());
+    unfinished.clear();
     replaying_ = false;
     update_pending();
   }
