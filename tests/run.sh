@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Builds memshard and runs every test: the dev build with g++ (all tests,
 # warnings as errors), then the AddressSanitizer+UBSan build with clang++ (all
-# but the package tests) and the ThreadSanitizer build (the tests whose code
-# runs on several threads).
+# but the package tests and placement's conformance tests, whose code its
+# fuzzers run) and the ThreadSanitizer build (the tests whose code runs on
+# several threads); both sanitizer builds compile their tests at -O0.
 # Installs missing Debian packages first. Exit status: non-zero when any build
 # or test fails.
 #

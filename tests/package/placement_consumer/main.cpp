@@ -28,7 +28,9 @@ constexpr Expected kExpected[] = {
 auto main() -> int {
   const std::vector<memshard::Server> servers =
       memshard::parse_servers("10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211,10.0.0.4:11212");
-  const auto ketama = memshard::make_locator("libmemcached-ketama-weighted", servers);
+  // The typed profile: make_locator by name compiles every profile, which the pkg-config
+  // client (make_client) already shows.
+  const auto ketama = memshard::profiles::libmemcached_ketama_weighted(servers);
   const auto modula = memshard::profiles::libmemcached_modula(servers);
   int mismatches = 0;
   for (const Expected& expected : kExpected) {
