@@ -96,4 +96,19 @@ TEST(ReturnCodesTest, AnIncrIsDoneOnlyWithANumber) {
   }
 }
 
+TEST(ReturnCodesTest, ADeleteSucceedsOnlyOnDeleted) {
+  using memshard::detail::delete_reply;
+  for (const memcached_return_t rc : {MEMCACHED_SUCCESS, MEMCACHED_DELETED}) {
+    EXPECT_EQ(delete_reply(rc), rc) << memcached_strerror(nullptr, rc);
+  }
+  // Success lines of other commands never report the key deleted.
+  for (const memcached_return_t rc : {MEMCACHED_STORED, MEMCACHED_END}) {
+    EXPECT_EQ(delete_reply(rc), memshard::detail::kStrayReply) << memcached_strerror(nullptr, rc);
+    EXPECT_EQ(to_errc(delete_reply(rc)), Errc::kProtocolError);
+  }
+  for (const memcached_return_t rc : {MEMCACHED_NOTFOUND, MEMCACHED_TIMEOUT}) {
+    EXPECT_EQ(delete_reply(rc), rc) << memcached_strerror(nullptr, rc);
+  }
+}
+
 }  // namespace

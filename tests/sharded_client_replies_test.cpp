@@ -525,6 +525,11 @@ const BadReply kIncr[] = {
 // Replies to delete.
 const BadReply kDelete[] = {
     {"\r\n", Errc::kProtocolError, true},
+    // success lines of other commands: the key was not reported deleted
+    {"STORED\r\n", Errc::kProtocolError, true},
+    // (libmemcached answers an OK line as it answers DELETED: memshard cannot
+    // tell them apart)
+    {"END\r\n", Errc::kProtocolError, true},
     {"abc\r\n", Errc::kProtocolError, true},
     {"18446744073709551616\r\n", Errc::kProtocolError, true},
 };

@@ -262,7 +262,7 @@ class ShardedClient {
   auto remove(std::string_view key) -> Status {
     const auto call = [&] {
       return run("delete", key, {}, Access::kWrite, [&](std::size_t server) {
-        return memcached_delete(native(server), key.data(), key.size(), 0);
+        return detail::delete_reply(memcached_delete(native(server), key.data(), key.size(), 0));
       });
     };
     refresh();

@@ -332,7 +332,7 @@ class MigrationPaths {
                  return link.remove(key, flags, deadline);
                },
                [&](memcached_st* memc) {
-                 return memcached_delete(memc, key.data(), key.size(), 0);
+                 return delete_reply(memcached_delete(memc, key.data(), key.size(), 0));
                })
         .rc;
   }

@@ -38,6 +38,15 @@ inline constexpr memcached_return_t kStrayReply = MEMCACHED_PROTOCOL_ERROR;
   return rc != MEMCACHED_SUCCESS && memcached_success(rc) ? kStrayReply : rc;
 }
 
+/// delete_reply: `rc` for a delete, whose one success is DELETED (which
+/// libmemcached answers as MEMCACHED_SUCCESS or MEMCACHED_DELETED): another
+/// success code (a STORED, END or OK line, which libmemcached accepts there)
+/// is kStrayReply, never a key reported deleted.
+[[nodiscard]] inline auto delete_reply(memcached_return_t rc) noexcept -> memcached_return_t {
+  return rc != MEMCACHED_SUCCESS && rc != MEMCACHED_DELETED && memcached_success(rc) ? kStrayReply
+                                                                                     : rc;
+}
+
 /// to_errc: libmemcached's return code as an Errc.
 [[nodiscard]] inline auto to_errc(memcached_return_t rc) noexcept -> Errc {
   switch (rc) {
