@@ -162,6 +162,26 @@ class [[nodiscard]] Result {
     check();
     return std::move(*value_);
   }
+  /// operator*, operator->: the value, checked as value() is (BadResultAccess
+  /// when the operation failed), so that a failure is never read as a value.
+  [[nodiscard]] auto operator*() const& -> const T& { return value(); }
+  [[nodiscard]] auto operator*() && -> T { return std::move(*this).value(); }
+  [[nodiscard]] auto operator->() const -> const T* {
+    check();
+    return &*value_;
+  }
+
+  /// value_or: the value, or `fallback` when the operation failed. (A miss of
+  /// get() is not a failure: its value is an empty optional.)
+  template <class U>
+  [[nodiscard]] auto value_or(U&& fallback) const& -> T {
+    return value_.has_value() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <class U>
+  [[nodiscard]] auto value_or(U&& fallback) && -> T {
+    return value_.has_value() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+  }
+
   [[nodiscard]] auto status() const noexcept -> const Status& { return status_; }
   [[nodiscard]] auto code() const noexcept -> Errc { return status_.code(); }
 
