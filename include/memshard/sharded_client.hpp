@@ -261,9 +261,8 @@ class ShardedClient {
   /// the new one (kNotFound only when neither had it).
   auto remove(std::string_view key) -> Status {
     const auto call = [&] {
-      return run("delete", key, {}, Access::kWrite, [&](std::size_t server) {
-        return detail::delete_reply(memcached_delete(native(server), key.data(), key.size(), 0));
-      });
+      return run("delete", key, {}, Access::kWrite,
+                 [&](std::size_t server) { return detail::delete_key(native(server), key); });
     };
     refresh();
     core_.start_call();

@@ -553,7 +553,7 @@ class ClientCore {
       -> memcached_return_t {
     memcached_st* memc = pool_.handle(s).native_handle();
     const WatchedCall watched = watch(memc, now, deadline);
-    return delete_reply(memcached_delete(memc, key.data(), key.size(), 0));
+    return delete_key(memc, key);
   }
 
   // Deletes the failover copy of a key cleaned on `s` (its server remembers

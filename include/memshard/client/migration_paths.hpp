@@ -331,9 +331,7 @@ class MigrationPaths {
                [&](MetaConnection& link, MetaDeadline deadline) {
                  return link.remove(key, flags, deadline);
                },
-               [&](memcached_st* memc) {
-                 return delete_reply(memcached_delete(memc, key.data(), key.size(), 0));
-               })
+               [&](memcached_st* memc) { return delete_key(memc, key); })
         .rc;
   }
 

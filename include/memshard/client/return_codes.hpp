@@ -7,6 +7,8 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <string_view>
+
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
@@ -45,6 +47,13 @@ inline constexpr memcached_return_t kStrayReply = MEMCACHED_PROTOCOL_ERROR;
 [[nodiscard]] inline auto delete_reply(memcached_return_t rc) noexcept -> memcached_return_t {
   return rc != MEMCACHED_SUCCESS && rc != MEMCACHED_DELETED && memcached_success(rc) ? kStrayReply
                                                                                      : rc;
+}
+
+/// delete_key: deletes `key` on `memc`'s server, its reply read by
+/// delete_reply (every delete of the client goes through here).
+[[nodiscard]] inline auto delete_key(memcached_st* memc, std::string_view key) noexcept
+    -> memcached_return_t {
+  return delete_reply(memcached_delete(memc, key.data(), key.size(), 0));
 }
 
 /// to_errc: libmemcached's return code as an Errc.
