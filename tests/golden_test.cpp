@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/profiles.hpp"
+#include "support/golden_table.hpp"
 
 namespace {
 
@@ -26,114 +27,18 @@ namespace fs = std::filesystem;
 
 const fs::path kGoldenDir = MEMSHARD_GOLDEN_DIR;
 
-// One case of a golden file.
-struct GoldenCase {
-  std::string id;
-  std::string client;
-  std::string profile;
-  std::map<std::string, std::string> options;
-  std::vector<memshard::Server> servers;
-  std::vector<std::size_t> placement;
-  int line = 0;
-};
+using memshard::testing::GoldenCase;
+using memshard::testing::profile_options;
 
-auto read_keys() -> std::vector<std::string> {
-  std::ifstream in(kGoldenDir / "keys.txt", std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + (kGoldenDir / "keys.txt").string());
-  }
-  std::vector<std::string> keys;
-  for (std::string line; std::getline(in, line);) {
-    keys.push_back(line);
-  }
-  return keys;
-}
-
-auto parse_index(std::string_view text, const std::string& where) -> std::size_t {
-  std::size_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || ptr != text.data() + text.size()) {
-    throw std::runtime_error(where + ": not a number: " + std::string(text));
-  }
-  return value;
-}
-
+auto read_keys() -> std::vector<std::string> { return memshard::testing::read_keys(kGoldenDir); }
 auto read_golden(const fs::path& path) -> std::vector<GoldenCase> {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + path.string());
-  }
-  std::vector<GoldenCase> cases;
-  GoldenCase current;
-  bool open = false;
-  int number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    const std::string where = path.filename().string() + ":" + std::to_string(number);
-    if (line.empty() || line[0] == '#') {
-      continue;
+  std::vector<GoldenCase> cases = memshard::testing::read_golden(path);
+  for (const GoldenCase& c : cases) {
+    if (!c.prefix.empty() || c.prefix_hashing) {
+      throw std::runtime_error(c.id + ": prefix tables live in prefix/ (key_prefix_test)");
     }
-    const std::size_t space = line.find(' ');
-    const std::string word = line.substr(0, space);
-    const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
-    if (word == "case") {
-      if (open) {
-        throw std::runtime_error(where + ": case without end");
-      }
-      current = GoldenCase{};
-      current.id = rest;
-      current.line = number;
-      open = true;
-    } else if (!open) {
-      throw std::runtime_error(where + ": '" + word + "' outside a case");
-    } else if (word == "client") {
-      current.client = rest;
-    } else if (word == "profile") {
-      current.profile = rest;
-    } else if (word == "option") {
-      const std::size_t equals = rest.find('=');
-      if (equals == std::string::npos) {
-        throw std::runtime_error(where + ": option without '='");
-      }
-      current.options[rest.substr(0, equals)] = rest.substr(equals + 1);
-    } else if (word == "server") {
-      current.servers.push_back(memshard::parse_server(rest));
-    } else if (word == "place") {
-      std::istringstream fields(rest);
-      for (std::string field; fields >> field;) {
-        current.placement.push_back(parse_index(field, where));
-      }
-    } else if (word == "end") {
-      cases.push_back(std::move(current));
-      open = false;
-    } else {
-      throw std::runtime_error(where + ": unknown line '" + word + "'");
-    }
-  }
-  if (open) {
-    throw std::runtime_error(path.filename().string() + ": last case has no end");
   }
   return cases;
-}
-
-// The profile options of a case; "namespace" is not one: it is how the client
-// builds the key it hashes, applied by key_as_hashed().
-auto profile_options(const GoldenCase& c) -> memshard::ProfileOptions {
-  memshard::ProfileOptions options;
-  for (const auto& [name, value] : c.options) {
-    if (name == "hash") {
-      options.hash = value;
-    } else if (name == "points") {
-      options.points = parse_index(value, c.id);
-    } else if (name == "weighted") {
-      options.weighted = value == "true";
-    } else if (name == "hash_tag") {
-      options.hash_tag = value;
-    } else if (name != "namespace") {
-      throw std::runtime_error(c.id + ": unknown option " + name);
-    }
-  }
-  return options;
 }
 
 // The key as the client stores (and hashes) it: Dalli stores

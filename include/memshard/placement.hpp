@@ -16,6 +16,7 @@
 #include "memshard/java_string.hpp"
 #include "memshard/ketama_locator.hpp"
 #include "memshard/key.hpp"
+#include "memshard/key_prefix.hpp"
 #include "memshard/locator.hpp"
 #include "memshard/md5.hpp"
 #include "memshard/modulo_locator.hpp"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # generate.sh [name...]: rewrites the golden tables from the real clients.
-# Names: perl python twemproxy spymemcached php dalli gomemcache (default: all).
+# Names: perl python twemproxy spymemcached php dalli gomemcache prefix (default: all).
 # Each generator installs the Debian packages it needs (as root, with apt-get)
 # and starts and stops any memcached servers itself.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-all=(perl python twemproxy spymemcached php dalli gomemcache)
+all=(perl python twemproxy spymemcached php dalli gomemcache prefix)
 names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=("${all[@]}")
 
