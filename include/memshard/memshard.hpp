@@ -6,6 +6,7 @@
 
 #include "memshard/any_locator.hpp"
 #include "memshard/client_options.hpp"
+#include "memshard/client_pool.hpp"
 #include "memshard/continuum_locators.hpp"
 #include "memshard/errors.hpp"
 #include "memshard/hash_tag.hpp"
@@ -17,6 +18,7 @@
 #include "memshard/migration_options.hpp"
 #include "memshard/modulo_locator.hpp"
 #include "memshard/profiles.hpp"
+#include "memshard/prometheus.hpp"
 #include "memshard/rendezvous_locator.hpp"
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
