@@ -10,9 +10,9 @@
 //
 //   1. the key is "sql:" + the hex MD5 of the SQL text (the text itself may be longer than
 //      memcached's 250 bytes and contains spaces, which keys may not);
-//   2. get the key: a hit is the answer;
-//   3. on a miss, run the query and `add` the serialized rows with an expiry (`add`, not `set`:
-//      if another client filled the key meanwhile, its copy stays).
+//   2. get_or_load the key: a hit is the answer; on a miss it runs the query and `add`s the
+//      serialized rows with an expiry (`add`, not `set`: if another client filled the key
+//      meanwhile, its copy stays).
 //
 // A failing cache server never fails a query: the database answers, and the failure is counted
 // and printed (the first few in full on stderr). Every answer served from the cache is checked
@@ -218,13 +218,12 @@ auto cache_key(std::string_view sql) -> std::string {
 struct Tally {
   std::size_t hits = 0;
   std::size_t misses = 0;
-  std::size_t get_errors = 0;
-  std::size_t add_errors = 0;
+  std::size_t cache_errors = 0;  // the read failed (then nothing is stored), or the add did
   std::size_t database_queries = 0;
   std::size_t wrong_answers = 0;
 
   void cache_error(const memshard::Status& status) {
-    if (get_errors + add_errors < kErrorsShown) {
+    if (cache_errors++ < kErrorsShown) {
       std::cerr << "cache error: " << status << '\n';
     }
   }
@@ -238,31 +237,24 @@ struct Answer {
   bool from_cache = false;
 };
 
-/// cached_query: the cache-aside read. The cache first; on a miss the database, whose answer is
-/// then added to the cache. A cache failure never fails the query: the database answers.
+/// cached_query: the cache-aside read, in one get_or_load: the cache first; on a miss the
+/// database, whose answer is then added to the cache. A cache failure never fails the query: the
+/// database answers (and nothing is stored after a failed read).
 auto cached_query(Cache& cache, ProductDatabase& db, const std::string& sql, Tally& tally)
     -> Answer {
-  const std::string key = cache_key(sql);
-  auto cached = cache.get(key);  // Result<std::optional<Item>>
-  if (!cached) {
-    tally.cache_error(cached.status());
-    ++tally.get_errors;
+  bool loaded = false;
+  memshard::Result<std::string> rows = cache.get_or_load(cache_key(sql), [&] {
+    loaded = true;
     ++tally.database_queries;
-    return {db.query(sql), false};
+    return db.query(sql);
+  });
+  const memshard::Status& status = rows.status();
+  if (!status.ok() && status.code() != memshard::Errc::kNotStored) {
+    tally.cache_error(status);
+  } else {
+    ++(loaded ? tally.misses : tally.hits);
   }
-  if (std::optional<memshard::Item> item = std::move(cached).value()) {
-    ++tally.hits;
-    return {std::move(item->value), true};
-  }
-  ++tally.misses;
-  ++tally.database_queries;
-  std::string rows = db.query(sql);
-  const auto added = cache.add(key, rows, memshard::Expiry::after(std::chrono::minutes{10}));
-  if (!added && added.code() != memshard::Errc::kNotStored) {
-    tally.cache_error(added);
-    ++tally.add_errors;
-  }
-  return {std::move(rows), false};
+  return {std::move(*rows), !loaded};
 }
 
 struct Arguments {
@@ -298,8 +290,7 @@ void print_summary(const Tally& tally, std::size_t queries, const Cache& cache) 
   std::cout << "queries: " << queries << '\n'
             << "hits: " << tally.hits << '\n'
             << "misses: " << tally.misses << '\n'
-            << "get errors: " << tally.get_errors << '\n'
-            << "add errors: " << tally.add_errors << '\n'
+            << "cache errors: " << tally.cache_errors << '\n'
             << "database queries: " << tally.database_queries << '\n'
             << "hit rate: " << std::fixed << std::setprecision(1) << hit_rate << "%\n"
             << "wrong answers: " << tally.wrong_answers << '\n';
@@ -308,8 +299,9 @@ void print_summary(const Tally& tally, std::size_t queries, const Cache& cache) 
               << " operations, " << server.hits << " hits, " << server.misses << " misses, "
               << server.errors << " errors, " << server.ejections << " ejections\n";
   }
-  if (const std::size_t errors = tally.get_errors + tally.add_errors; errors > kErrorsShown) {
-    std::cerr << "cache errors: " << errors << " (the first " << kErrorsShown << " shown)\n";
+  if (tally.cache_errors > kErrorsShown) {
+    std::cerr << "cache errors: " << tally.cache_errors << " (the first " << kErrorsShown
+              << " shown)\n";
   }
 }
 
@@ -323,6 +315,7 @@ auto main(int argc, char** argv) -> int try {
   memshard::ClientOptions options;
   options.connect_timeout = std::chrono::milliseconds{250};
   options.io_timeout = std::chrono::milliseconds{250};
+  options.default_expiry = std::chrono::minutes{10};  // every add of get_or_load
   auto ring = std::make_shared<const memshard::KetamaLocator<memshard::Md5>>(
       memshard::profiles::libmemcached_ketama_weighted(arguments.servers));
   Cache cache(arguments.servers, ring, options);

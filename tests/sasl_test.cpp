@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -248,6 +249,35 @@ TEST_F(SaslTest, TheRightCredentialsServeEveryOperation) {
       EXPECT_GT(s.operations, 0U) << s.server.endpoint();  // both servers served
       EXPECT_EQ(s.errors, 0U);
     }
+  }
+}
+
+// The calls that use the meta protocol elsewhere (memcached -S refuses text
+// commands) go through the authenticated libmemcached handles: the batch
+// writes key by key, gat as a touch and a get.
+TEST_F(SaslTest, BatchWritesAndGatGoThroughAuthenticatedHandles) {
+  Client client(fleet().list(), options_with(right(), MultiGetMode::kPolled));
+  const std::vector<std::string> names = keys(20);
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const std::string& key : names) {
+    items.emplace_back(key, "batch " + key);
+  }
+  const memshard::MultiWriteResult written = client.set_multi(items);
+  EXPECT_TRUE(written.ok()) << written.failures();
+  for (const auto& [key, value] : items) {
+    const auto hit = client.gat(key, memshard::Expiry::after(std::chrono::seconds(60)));
+    ASSERT_TRUE(hit.ok()) << hit.status().message();
+    ASSERT_TRUE(hit->has_value()) << key;
+    EXPECT_EQ((*hit)->value, value);
+  }
+  EXPECT_EQ(client.add_multi(items).failures(), items.size());  // all there: not stored
+  const auto missing = client.gat("sasl-missing", memshard::Expiry::never());
+  ASSERT_TRUE(missing.ok()) << missing.status().message();
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_TRUE(client.delete_multi(names).ok());
+  EXPECT_EQ(client.get_multi(names).hits(), 0U);
+  for (const memshard::ServerStats& s : client.stats()) {
+    EXPECT_EQ(s.errors, 0U) << s.server.endpoint();
   }
 }
 

@@ -591,6 +591,62 @@ TEST_F(WarmerTest, AtMostMaxKeysPerServerAreKept) {
   }
 }
 
+// A client with a key prefix (placed by the bare key, as php-memcached's
+// OPT_PREFIX_KEY) copies its own moved keys, placed by their bare keys, and
+// leaves another application's keys on the same servers alone.
+TEST_F(WarmerTest, APrefixedClientCopiesOnlyItsOwnKeys) {
+  const auto before = list(0, 3);
+  const auto after = list(0, 4);
+  std::vector<Stored> mine = items(300, "app:key:");
+  fill(
+      before,
+      [](memcached_st* memc) {
+        memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+        ASSERT_EQ(memcached_callback_set(memc, MEMCACHED_CALLBACK_NAMESPACE, "app:"),
+                  MEMCACHED_SUCCESS);
+      },
+      items(300, "key:"));  // stored by libmemcached as app:key:N, placed by key:N
+  const std::vector<Stored> theirs = items(300, "other:");
+  fill(before, kKetamaWeighted, theirs);
+  ClientOptions prefixed = options();
+  prefixed.key_prefix = "app:";
+  Client client = memshard::make_client("libmemcached-ketama-weighted", before, {}, prefixed);
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  run_to_end(warmer);
+  std::uint64_t copied = 0;
+  std::uint64_t eligible = 0;
+  for (const WarmerServerProgress& p : warmer.progress().servers) {
+    expect_settled(p);
+    copied += p.copied;
+    eligible += p.eligible;
+  }
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < 300; ++i) {
+    const std::string bare = "key:" + std::to_string(i);
+    const Server old_owner = owner(before, "libmemcached-ketama-weighted", bare);
+    const Server new_owner = owner(after, "libmemcached-ketama-weighted", bare);
+    if (old_owner.port != new_owner.port) {
+      ++moved;
+      EXPECT_TRUE(look(new_owner, mine[i].key).found) << mine[i].key;
+    }
+  }
+  EXPECT_GT(moved, 20U);
+  EXPECT_EQ(copied, moved);
+  EXPECT_EQ(eligible, moved);  // the other application's moved keys are not even queued
+  for (const Stored& item : theirs) {
+    const Server new_owner = owner(after, "libmemcached-ketama-weighted", item.key);
+    if (owner(before, "libmemcached-ketama-weighted", item.key).port != new_owner.port) {
+      EXPECT_FALSE(look(new_owner, item.key).found) << item.key << " is not the client's";
+    }
+  }
+  EXPECT_TRUE(client.commit_migration());
+  for (std::size_t i = 0; i < 300; ++i) {
+    const auto hit = client.get("key:" + std::to_string(i));
+    ASSERT_TRUE(hit.ok() && hit->has_value()) << i;
+  }
+}
+
 TEST_F(WarmerTest, StepAndRunFor) {
   const auto before = list(0, 1);
   const auto after = list(0, 2);

@@ -3,7 +3,8 @@
 #define MEMSHARD_CLIENT_OPTIONS_HPP_
 
 // client_options.hpp: ShardedClient's options (timeouts, protocol, failure
-// policy) and Expiry, a memcached expiration time that cannot be misread.
+// policy, key prefix, default expiry) and Expiry, a memcached expiration
+// time that cannot be misread.
 
 #include <chrono>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/key_prefix.hpp"
 #include "memshard/server_event.hpp"
 #include "memshard/version.hpp"
 
@@ -72,6 +74,68 @@ struct SaslCredentials {
     return out << "SaslCredentials{username: \"" << credentials.username
                << "\", password: <hidden>}";
   }
+};
+
+/// Expiry: when a stored item expires.
+///
+/// memcached reads an expiration up to 30 days as relative seconds and anything
+/// larger as a Unix time, so "90 days from now" sent as seconds would mean 1970.
+/// Expiry::after() turns long durations into absolute times, so both forms say
+/// what they mean.
+class Expiry {
+ public:
+  /// The default: never expires.
+  constexpr Expiry() = default;
+
+  /// never: the item stays until evicted.
+  [[nodiscard]] static constexpr auto never() noexcept -> Expiry { return Expiry{}; }
+
+  /// after: `duration` from now; must be positive and end by 2038-01-19
+  /// (see at).
+  [[nodiscard]] static auto after(std::chrono::seconds duration) -> Expiry {
+    if (duration.count() <= 0) {
+      detail::throw_config_error("expiry duration must be positive",
+                                 std::to_string(duration.count()) + " s");
+    }
+    if (duration <= kRelativeLimit) {
+      return Expiry(static_cast<std::time_t>(duration.count()));
+    }
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    if (duration.count() > kLatest - now) {  // also keeps the sum from overflowing
+      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
+                                 std::to_string(duration.count()) + " s from now");
+    }
+    return Expiry(static_cast<std::time_t>(now + duration.count()));
+  }
+
+  /// at: an absolute time; must be after 30 days past the Unix epoch and no
+  /// later than memcached's last expiration time (2^31 - 1, 2038-01-19:
+  /// memcached reads exptime as a signed 32-bit number).
+  [[nodiscard]] static auto at(std::chrono::system_clock::time_point when) -> Expiry {
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
+    if (seconds <= kRelativeLimit.count()) {
+      detail::throw_config_error("expiry time is not a plausible date", std::to_string(seconds));
+    }
+    if (seconds > kLatest) {
+      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
+                                 std::to_string(seconds));
+    }
+    return Expiry(static_cast<std::time_t>(seconds));
+  }
+
+  /// wire_value: the exptime field memcached receives.
+  [[nodiscard]] constexpr auto wire_value() const noexcept -> std::time_t { return value_; }
+
+ private:
+  static constexpr std::chrono::seconds kRelativeLimit{60 * 60 * 24 * 30};
+  static constexpr std::int64_t kLatest = 2'147'483'647;  // memcached's int32 exptime
+
+  constexpr explicit Expiry(std::time_t value) noexcept : value_(value) {}
+
+  std::time_t value_ = 0;
 };
 
 /// ClientOptions: how a ShardedClient talks to its servers.
@@ -138,12 +202,32 @@ struct ClientOptions {
   /// Protocol::kBinary; a server that refuses them answers Errc::kAuthFailure,
   /// which never ejects it.
   std::optional<SaslCredentials> sasl;
+  /// Put in front of every key sent (a namespace shared by the application's
+  /// keys); empty: none. The key rules apply to the key sent. KeyPrefix has
+  /// the rules; ConfigError at construction for a space, a control character
+  /// or 250 bytes or more.
+  std::string key_prefix;
+  /// Whether keys are placed by the bare key (kBareKey: libmemcached's and
+  /// php-memcached's OPT_PREFIX_KEY) or by the prefixed key (kPrefixedKey:
+  /// Dalli's and Cache::Memcached::Fast's namespaces).
+  PrefixHashing prefix_hashing = PrefixHashing::kBareKey;
+  /// The expiry of every store that is given none (set, add, replace, cas,
+  /// the batch writes, get_or_load); 0, the default: never. Must not be
+  /// negative, nor end after 2038-01-19 (see Expiry::after).
+  std::chrono::seconds default_expiry{0};
 
   /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
   [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
     return retry_interval_max.count() > 0 ? retry_interval_max : retry_interval * 30;
   }
 
+  /// expiry_or_default: `expiry`, or default_expiry when there is none.
+  [[nodiscard]] auto expiry_or_default(const std::optional<Expiry>& expiry) const -> Expiry {
+    if (expiry) {
+      return *expiry;
+    }
+    return default_expiry.count() > 0 ? Expiry::after(default_expiry) : Expiry::never();
+  }
   /// call_budget: call_timeout, or connect_timeout + io_timeout when it is 0.
   [[nodiscard]] auto call_budget() const noexcept -> std::chrono::milliseconds {
     return call_timeout.count() > 0 ? call_timeout : connect_timeout + io_timeout;
@@ -153,8 +237,9 @@ struct ClientOptions {
 /// validate_options: throws ConfigError for a timeout or interval that is not
 /// positive (call_timeout, max_item_ttl: negative), a retry_interval_max
 /// below retry_interval, a fraction outside (0, 1], a failover_ttl over 30
-/// days, a zero failure limit, a zero max_value_size, or SASL credentials
-/// with the text protocol, an empty user name or a NUL byte.
+/// days, a zero failure limit, a zero max_value_size, a key prefix that
+/// KeyPrefix refuses, a negative default_expiry or one past 2038-01-19, or
+/// SASL credentials with the text protocol, an empty user name or a NUL byte.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -201,6 +286,14 @@ inline void validate_options(const ClientOptions& options) {
   if (options.max_value_size == 0) {
     detail::throw_config_error("max_value_size must be positive", "0");
   }
+  KeyPrefix::validate(options.key_prefix);
+  if (options.default_expiry.count() < 0) {
+    detail::throw_config_error("default_expiry must not be negative",
+                               std::to_string(options.default_expiry.count()) + " s");
+  }
+  if (options.default_expiry.count() > 0) {
+    (void)Expiry::after(options.default_expiry);  // throws past 2038-01-19
+  }
   if (options.sasl) {
     // The messages never quote the credentials.
     if (options.protocol != Protocol::kBinary) {
@@ -216,68 +309,6 @@ inline void validate_options(const ClientOptions& options) {
     }
   }
 }
-
-/// Expiry: when a stored item expires.
-///
-/// memcached reads an expiration up to 30 days as relative seconds and anything
-/// larger as a Unix time, so "90 days from now" sent as seconds would mean 1970.
-/// Expiry::after() turns long durations into absolute times, so both forms say
-/// what they mean.
-class Expiry {
- public:
-  /// The default: never expires.
-  constexpr Expiry() = default;
-
-  /// never: the item stays until evicted.
-  [[nodiscard]] static constexpr auto never() noexcept -> Expiry { return Expiry{}; }
-
-  /// after: `duration` from now; must be positive and end by 2038-01-19
-  /// (see at).
-  [[nodiscard]] static auto after(std::chrono::seconds duration) -> Expiry {
-    if (duration.count() <= 0) {
-      detail::throw_config_error("expiry duration must be positive",
-                                 std::to_string(duration.count()) + " s");
-    }
-    if (duration <= kRelativeLimit) {
-      return Expiry(static_cast<std::time_t>(duration.count()));
-    }
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    if (duration.count() > kLatest - now) {  // also keeps the sum from overflowing
-      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
-                                 std::to_string(duration.count()) + " s from now");
-    }
-    return Expiry(static_cast<std::time_t>(now + duration.count()));
-  }
-
-  /// at: an absolute time; must be after 30 days past the Unix epoch and no
-  /// later than memcached's last expiration time (2^31 - 1, 2038-01-19:
-  /// memcached reads exptime as a signed 32-bit number).
-  [[nodiscard]] static auto at(std::chrono::system_clock::time_point when) -> Expiry {
-    const auto seconds =
-        std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
-    if (seconds <= kRelativeLimit.count()) {
-      detail::throw_config_error("expiry time is not a plausible date", std::to_string(seconds));
-    }
-    if (seconds > kLatest) {
-      detail::throw_config_error("expiry is later than memcached can store (2038-01-19)",
-                                 std::to_string(seconds));
-    }
-    return Expiry(static_cast<std::time_t>(seconds));
-  }
-
-  /// wire_value: the exptime field memcached receives.
-  [[nodiscard]] constexpr auto wire_value() const noexcept -> std::time_t { return value_; }
-
- private:
-  static constexpr std::chrono::seconds kRelativeLimit{60 * 60 * 24 * 30};
-  static constexpr std::int64_t kLatest = 2'147'483'647;  // memcached's int32 exptime
-
-  constexpr explicit Expiry(std::time_t value) noexcept : value_(value) {}
-
-  std::time_t value_ = 0;
-};
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -5,7 +5,8 @@
 // server_event.hpp: ServerEvent, what a client tells the application about a
 // server's health as it happens (ClientOptions::on_server_event), for logs
 // and metrics: ejections, failed probes, returns, servers kept in by the
-// fail-open rule, and the cleaning of a returning server.
+// fail-open rule, the cleaning of a returning server, and the servers a
+// reconfiguration or migration adds or removes.
 
 #include <cstdint>
 #include <functional>
@@ -27,10 +28,14 @@ enum class ServerEventKind : std::uint8_t {
   kHeld,         ///< its journal overflowed: it stays out (JournalOverflow::kHold)
   kCleaned,      ///< the writes it missed were deleted on it (count: how many)
   kFlushed,      ///< it was flushed after its journal overflowed
+  /// a reconfiguration or migration made it a member (detail: what did it)
+  kAdded,
+  /// a reconfiguration or the end of a migration removed it (detail: what did it)
+  kRemoved,
 };
 
 /// to_string: "ejected", "kept_in", "probe_failed", "restored", "held",
-/// "cleaned", "flushed".
+/// "cleaned", "flushed", "added", "removed".
 [[nodiscard]] constexpr auto to_string(ServerEventKind kind) noexcept -> std::string_view {
   switch (kind) {
     case ServerEventKind::kEjected:
@@ -47,6 +52,10 @@ enum class ServerEventKind : std::uint8_t {
       return "cleaned";
     case ServerEventKind::kFlushed:
       return "flushed";
+    case ServerEventKind::kAdded:
+      return "added";
+    case ServerEventKind::kRemoved:
+      return "removed";
   }
   return "unknown";
 }

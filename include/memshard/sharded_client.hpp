@@ -13,14 +13,17 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +36,7 @@
 #include "memshard/client/migration.hpp"
 #include "memshard/client/migration_window.hpp"
 #include "memshard/client/multi_get.hpp"
+#include "memshard/client/multi_write.hpp"
 #include "memshard/client/per_server_multi_get.hpp"
 #include "memshard/client/polled_multi_get.hpp"
 #include "memshard/client/server_health.hpp"
@@ -99,7 +103,9 @@ class ShardedClient {
 
   /// Builds the locator with `factory`; reconfigure(servers) uses it again.
   ShardedClient(std::vector<Server> servers, LocatorFactory factory, ClientOptions options = {})
-      : options_(checked(options)), core_(options_) {
+      : options_(checked(options)),
+        prefix_(options_.key_prefix, options_.prefix_hashing),
+        core_(options_) {
     if (!factory) {
       detail::throw_config_error("locator factory is empty", "ShardedClient");
     }
@@ -114,7 +120,9 @@ class ShardedClient {
   /// order). reconfigure() then needs the new locator too.
   ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
                 ClientOptions options = {})
-      : options_(checked(options)), core_(options_) {
+      : options_(checked(options)),
+        prefix_(options_.key_prefix, options_.prefix_hashing),
+        core_(options_) {
     check_policy();
     validate(servers);
     if (!locator) {
@@ -173,42 +181,21 @@ class ShardedClient {
 
   /// get: the item, an empty optional for a miss, or the failure.
   auto get(std::string_view key) -> Result<std::optional<Item>> {
+    key = sent(key);
     refresh();
     core_.start_call();
     if (snapshot_->migration &&
         snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
       if (is_valid_key(key)) {
         core_.forget_avoid();
-        if (auto leased = window().strict_get(key, route_from(locator_->locate(key), key))) {
+        if (auto leased = window().strict_get(key, route_from(snapshot_->locate(key), key))) {
           return std::move(*leased);
         }
       }
     }
     std::optional<Item> item;
-    Status status = run("get", key, {}, Access::kRead, [&](std::size_t server) {
-      detail::MemcachedHandle& connection = core_.pool().handle(server);
-      const char* keys[] = {key.data()};
-      const std::size_t lengths[] = {key.size()};
-      memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
-      if (memcached_success(rc)) {
-        // One value at most, for this key: anything else (a key not asked
-        // for, a second value read past END) is a reply to some other
-        // request, and none of it is returned.
-        bool stray = false;
-        rc = detail::ConnectionPool::fetch_all(
-            connection, [&](std::string_view found_key, const memcached_result_st& found) {
-              if (found_key != key || item) {
-                stray = true;
-                return;
-              }
-              fill(item, found);
-            });
-        if (stray) {
-          rc = detail::kStrayReply;
-        }
-      }
-      return rc;
-    });
+    Status status = run("get", key, {}, Access::kRead,
+                        [&](std::size_t server) { return fetch_one(server, key, item); });
     if (!status.ok()) {
       return Result<std::optional<Item>>(std::move(status));
     }
@@ -220,20 +207,69 @@ class ShardedClient {
     return Result<std::optional<Item>>(std::move(item), std::move(status));
   }
 
-  /// set: stores the value whatever is there.
-  auto set(std::string_view key, std::string_view value, Expiry expiry = {},
+  /// gat: get-and-touch: the item (an empty optional for a miss) with its
+  /// expiry set to `expiry` in the same request (memcached's meta get with a
+  /// T flag). Without meta commands (memcached before 1.6) or with SASL
+  /// credentials, a touch and then a get. In a migration window, a moved key
+  /// that misses on its new owner is moved there first, as touch() does.
+  auto gat(std::string_view key, Expiry expiry) -> Result<std::optional<Item>> {
+    key = sent(key);
+    std::optional<Item> item;
+    Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
+      item.reset();
+      return run("gat", key, {}, Access::kTouch, [&](std::size_t server) {
+        const auto ttl = static_cast<std::int32_t>(exptime(expiry));
+        if (!options_.sasl && meta_.supports_meta(server)) {
+          const detail::MetaDeadline until{std::chrono::nanoseconds(core_.call_deadline())};
+          detail::MetaStatus connected;
+          detail::MetaConnection& link = meta_.connection(server, until, connected);
+          detail::MetaOutcome answer =
+              connected.ok()
+                  ? link.get(key,
+                             {.value = true, .client_flags = true, .cas = true, .touch_ttl = ttl},
+                             until)
+                  : detail::MetaOutcome{connected, {}};
+          if (answer.status.code != detail::MetaErrc::kNoMetaSupport) {
+            if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue) {
+              item.emplace(Item{std::move(answer.reply.value),
+                                answer.reply.client_flags.value_or(0),
+                                answer.reply.cas.value_or(0)});
+            }
+            return detail::to_memcached_return(answer.status, answer.reply.kind);
+          }
+          meta_.mark_no_meta(server);  // memcached before 1.6: libmemcached from now on
+        }
+        memcached_return_t rc =
+            memcached_touch(native(server), key.data(), key.size(), static_cast<std::time_t>(ttl));
+        return memcached_success(rc) ? fetch_one(server, key, item) : rc;
+      });
+    });
+    if (status.code() == Errc::kNotFound) {  // a miss
+      status = Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());
+    }
+    if (!status.ok()) {
+      return Result<std::optional<Item>>(std::move(status));
+    }
+    detail::ServerHealth& health = core_.health(status.server());
+    (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
+    return Result<std::optional<Item>>(std::move(item), std::move(status));
+  }
+
+  /// set: stores the value whatever is there. Without an expiry, the item
+  /// gets ClientOptions::default_expiry (Expiry::never() says never).
+  auto set(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
            std::uint32_t flags = 0) -> Status {
-    return store(Store::kSet, key, value, expiry, flags);
+    return store(Store::kSet, key, value, options_.expiry_or_default(expiry), flags);
   }
   /// add: stores only when the key is absent, else Errc::kNotStored.
-  auto add(std::string_view key, std::string_view value, Expiry expiry = {},
+  auto add(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
            std::uint32_t flags = 0) -> Status {
-    return store(Store::kAdd, key, value, expiry, flags);
+    return store(Store::kAdd, key, value, options_.expiry_or_default(expiry), flags);
   }
   /// replace: stores only when the key exists, else Errc::kNotStored.
-  auto replace(std::string_view key, std::string_view value, Expiry expiry = {},
+  auto replace(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
                std::uint32_t flags = 0) -> Status {
-    return store(Store::kReplace, key, value, expiry, flags);
+    return store(Store::kReplace, key, value, options_.expiry_or_default(expiry), flags);
   }
   /// append: adds bytes after the existing value, else Errc::kNotStored.
   auto append(std::string_view key, std::string_view value) -> Status {
@@ -246,12 +282,14 @@ class ShardedClient {
 
   /// cas: stores only if the item still has the cas unique `cas` (from get);
   /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
-  auto cas(std::string_view key, std::string_view value, std::uint64_t cas, Expiry expiry = {},
-           std::uint32_t flags = 0) -> Status {
+  auto cas(std::string_view key, std::string_view value, std::uint64_t cas,
+           std::optional<Expiry> expiry = {}, std::uint32_t flags = 0) -> Status {
+    key = sent(key);
+    const Expiry expires = options_.expiry_or_default(expiry);
     return in_window(key, detail::WriteRule::kInvalidate, [&] {
       return run("cas", key, value, Access::kWrite, [&](std::size_t server) {
         return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
-                             exptime(expiry), flags, cas);
+                             exptime(expires), flags, cas);
       });
     });
   }
@@ -260,16 +298,10 @@ class ShardedClient {
   /// migration window a moved key is deleted on its old owner first, then on
   /// the new one (kNotFound only when neither had it).
   auto remove(std::string_view key) -> Status {
-    const auto call = [&] {
-      return run("delete", key, {}, Access::kWrite,
-                 [&](std::size_t server) { return detail::delete_key(native(server), key); });
-    };
+    key = sent(key);
     refresh();
     core_.start_call();
-    if (snapshot_->migration) [[unlikely]] {
-      return window().remove(key, call);
-    }
-    return call();
+    return remove_sent(key);
   }
 
   /// incr: adds `delta` to a decimal value and answers the new value
@@ -283,8 +315,62 @@ class ShardedClient {
     return arithmetic(key, delta, false);
   }
 
+  /// incr_with_initial: incr, but a missing key is created holding `initial`
+  /// (with `expiry`, or ClientOptions::default_expiry), which is the answer
+  /// (libmemcached's memcached_increment_with_initial, for both protocols).
+  /// When another client creates the key first, `delta` is added to its
+  /// value instead.
+  auto incr_with_initial(std::string_view key, std::uint32_t delta, std::uint64_t initial,
+                         std::optional<Expiry> expiry = {}) -> Result<std::uint64_t> {
+    Result<std::uint64_t> counted = incr(key, delta);
+    if (counted || counted.status().code() != Errc::kNotFound) {
+      return counted;
+    }
+    Status created = add(key, std::to_string(initial), expiry);
+    if (created.ok()) {
+      return Result<std::uint64_t>(initial, std::move(created));
+    }
+    if (created.code() == Errc::kNotStored) {  // another client created it meanwhile
+      return incr(key, delta);
+    }
+    return Result<std::uint64_t>(std::move(created));
+  }
+
+  /// get_or_load: cache-aside in one call. A hit answers the cached value.
+  /// A miss calls `loader()` (whose answer converts to std::string), adds
+  /// that with `expiry` (or ClientOptions::default_expiry) and `flags`, and
+  /// answers it; Errc::kNotStored from the add (another process filled the
+  /// key meanwhile) is fine. When the cache cannot be read (a server
+  /// failure, an ejected server, an invalid key), the loader's answer comes
+  /// back without being stored. An exception from the loader passes through
+  /// with nothing stored. The answer always holds the value; its status()
+  /// says what the cache did: ok for a hit, the add's status after a miss, or
+  /// the failed read's status.
+  ///
+  /// **Example**:
+  ///   auto user = client.get_or_load("user:42", [&] { return db.load_user(42); },
+  ///                                  memshard::Expiry::after(std::chrono::minutes(5)));
+  ///   render(*user);
+  template <class Loader>
+  requires std::invocable<Loader&> &&
+      std::convertible_to<std::invoke_result_t<Loader&>, std::string>
+  auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
+                   std::uint32_t flags = 0) -> Result<std::string> {
+    Result<std::optional<Item>> cached = get(key);
+    if (cached && *cached) {
+      return Result<std::string>(std::move((*cached)->value), cached.status());
+    }
+    std::string loaded = loader();
+    if (!cached) {
+      return Result<std::string>(std::move(loaded), cached.status());
+    }
+    Status stored = add(key, loaded, expiry, flags);
+    return Result<std::string>(std::move(loaded), std::move(stored));
+  }
+
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
   auto touch(std::string_view key, Expiry expiry) -> Status {
+    key = sent(key);
     return in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
       return run("touch", key, {}, Access::kTouch, [&](std::size_t server) {
         return memcached_touch(native(server), key.data(), key.size(), exptime(expiry));
@@ -300,11 +386,13 @@ class ShardedClient {
   /// only its own keys; the whole call ends within connect_timeout +
   /// io_timeout (plus scheduling), however many servers hang. A key listed
   /// twice is read twice. ClientOptions::multi_get chooses how the replies
-  /// are read (MultiGetMode).
-  auto get_multi(std::span<const std::string_view> keys) -> MultiGetResult {
+  /// are read (MultiGetMode). `keys` is any sized range of string-like keys
+  /// (a std::vector<std::string>, a span of string_views, ...).
+  template <KeyRange Keys>
+  auto get_multi(const Keys& keys) -> MultiGetResult {
     MultiGetResult out;
-    out.items.resize(keys.size());
-    out.statuses.resize(keys.size());
+    out.items.resize(std::ranges::size(keys));
+    out.statuses.resize(std::ranges::size(keys));
     visit_multi(
         keys,
         [&out](std::size_t index, const ItemView& item) {
@@ -331,28 +419,65 @@ class ShardedClient {
   /// visit_multi: get_multi without copies. Calls `on_hit(index, item)` for
   /// every key found, with `item` (an ItemView) valid only during the call,
   /// and `on_failure(index, status)` for every key that could not be read;
-  /// misses get no call. `index` is the key's position in `keys`. A server's
-  /// hits may be reported before its failure is known, so a key may get
-  /// on_hit and then on_failure. A callback that throws ends the call: the
-  /// exception passes through, connections that may hold unread replies are
-  /// closed and probe leases are given back. A callback may use other clients
-  /// (a clone's reconfigure() included: this call finishes on its snapshot),
-  /// never this one.
-  template <class OnHit, class OnFailure>
-  void visit_multi(std::span<const std::string_view> keys, OnHit&& on_hit, OnFailure&& on_failure) {
-    refresh();
-    core_.start_call();
-    if (snapshot_->migration) [[unlikely]] {
-      const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
-      migrated_.run(
-          keys, *pinned, core_, meta_, plan_, per_server_,
-          [this](std::span<const std::string_view> all, auto& hit, auto& failure) {
-            this->visit_placed(all, hit, failure);
-          },
-          [this] { abandon(false); }, on_hit, on_failure);
-      return;
-    }
-    visit_placed(keys, on_hit, on_failure);
+  /// misses get no call. `index` is the key's position in `keys` (any sized
+  /// range of string-like keys). A server's hits may be reported before its
+  /// failure is known, so a key may get on_hit and then on_failure. A
+  /// callback that throws ends the call: the exception passes through,
+  /// connections that may hold unread replies are closed and probe leases
+  /// are given back. A callback may use other clients (a clone's
+  /// reconfigure() included: this call finishes on its snapshot), never this
+  /// one.
+  template <KeyRange Keys, class OnHit, class OnFailure>
+  void visit_multi(const Keys& keys, OnHit&& on_hit, OnFailure&& on_failure) {
+    visit_sent(sent_keys(keys), on_hit, on_failure);
+  }
+
+  // ---- batch writes -----------------------------------------------------------
+
+  /// set_multi: stores every key and value of `items` (any sized range of
+  /// pairs whose first and second convert to std::string_view, such as a
+  /// std::map<std::string, std::string>), with `expiry` (or
+  /// ClientOptions::default_expiry) and `flags`. Keys are grouped by server
+  /// and each server's group is sent as one pipeline, all within the call's
+  /// one deadline (call_timeout, or the caller's DeadlineScope): a batch
+  /// costs one round trip per server, not per key. Answers a Status per item,
+  /// in order; a failing server fails only its own items, and counts once
+  /// toward its ejection. Key and value checks, routing (ejection, failover)
+  /// and the recovery journal apply to each item as to set(). Servers without
+  /// meta commands (memcached before 1.6), clients with SASL credentials and
+  /// migration windows write key by key instead.
+  template <KeyValueRange Items>
+  auto set_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
+      -> MultiWriteResult {
+    return write_pairs(detail::WriteKind::kSet, items, options_.expiry_or_default(expiry), flags);
+  }
+
+  /// add_multi: set_multi, storing only the keys that are absent (kNotStored
+  /// for the others).
+  template <KeyValueRange Items>
+  auto add_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
+      -> MultiWriteResult {
+    return write_pairs(detail::WriteKind::kAdd, items, options_.expiry_or_default(expiry), flags);
+  }
+
+  /// delete_multi: deletes every key of `keys` (any sized range of
+  /// string-like keys) as set_multi writes; kNotFound for a key that was not
+  /// there.
+  template <KeyRange Keys>
+  auto delete_multi(const Keys& keys) -> MultiWriteResult {
+    return write_keys(detail::WriteKind::kDelete, sent_keys(keys), {}, Expiry::never(), 0);
+  }
+
+  /// delete_multi for a list of keys: `client.delete_multi({"a", "b"})`.
+  auto delete_multi(std::initializer_list<std::string_view> keys) -> MultiWriteResult {
+    return delete_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
+  }
+
+  /// touch_multi: gives every key of `keys` the expiry `expiry`, as
+  /// set_multi writes; kNotFound for a key that was not there.
+  template <KeyRange Keys>
+  auto touch_multi(const Keys& keys, Expiry expiry) -> MultiWriteResult {
+    return write_keys(detail::WriteKind::kTouch, sent_keys(keys), {}, expiry, 0);
   }
 
   // ---- placement and observability -----------------------------------------
@@ -363,13 +488,15 @@ class ShardedClient {
 
   /// server_index_for: the index of the key's server while every server is
   /// healthy (the placement itself).
-  [[nodiscard]] auto server_index_for(std::string_view key) const noexcept -> std::size_t {
-    return view()->locator->locate(key);
+  [[nodiscard]] auto server_index_for(std::string_view key) const -> std::size_t {
+    std::string buffer;
+    return view()->locate(prefix_.sent_key(key, buffer));
   }
   /// server_for: the key's server while every server is healthy.
   [[nodiscard]] auto server_for(std::string_view key) const -> Server {
     const std::shared_ptr<const Snapshot> now = view();
-    return now->members.servers[now->locator->locate(key)];
+    std::string buffer;
+    return now->members.servers[now->locate(prefix_.sent_key(key, buffer))];
   }
   /// servers: the current server list.
   [[nodiscard]] auto servers() const -> std::vector<Server> { return view()->servers(); }
@@ -431,8 +558,7 @@ class ShardedClient {
     validate(servers);
     std::shared_ptr<const L> locator = fleet_->build(servers);
     check_locator(locator);
-    fleet_->publish(std::move(servers), std::move(locator));
-    refresh();
+    announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
   }
 
   /// reconfigure: moves the whole family to `servers` with a locator built
@@ -443,8 +569,7 @@ class ShardedClient {
       detail::throw_config_error("locator is null", "reconfigure");
     }
     check_locator(locator);
-    fleet_->publish(std::move(servers), std::move(locator));
-    refresh();
+    announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
   }
 
   // ---- live migration -------------------------------------------------------
@@ -511,6 +636,7 @@ class ShardedClient {
   /// validated and, by the move rule, deleted from the old owner. The
   /// warmer's step; also for keys an application knows are hot.
   auto migrate_key(std::string_view key) -> KeyMigration {
+    key = sent(key);
     refresh();
     core_.start_call();
     if (!snapshot_->migration) {
@@ -520,7 +646,7 @@ class ShardedClient {
       return KeyMigration::kInvalidKey;
     }
     core_.forget_avoid();
-    return window().migrate_key(key, route_from(locator_->locate(key), key));
+    return window().migrate_key(key, route_from(snapshot_->locate(key), key));
   }
 
   /// migration_stats: the running migration's counters, summed over the
@@ -539,7 +665,7 @@ class ShardedClient {
   enum class Access : std::uint8_t { kRead, kWrite, kTouch };
 
   ShardedClient(const ShardedClient& other, CloneTag)
-      : options_(other.options_), fleet_(other.fleet_), core_(options_) {
+      : options_(other.options_), prefix_(other.prefix_), fleet_(other.fleet_), core_(options_) {
     adopt(fleet_->current());
   }
 
@@ -577,7 +703,8 @@ class ShardedClient {
 
   void start(std::vector<Server> servers, std::shared_ptr<const L> locator,
              LocatorFactory factory) {
-    fleet_ = std::make_shared<Fleet<L>>(std::move(servers), std::move(locator), std::move(factory));
+    fleet_ = std::make_shared<Fleet<L>>(std::move(servers), std::move(locator), std::move(factory),
+                                        prefix_.placement_skip());
     adopt(fleet_->current());
   }
 
@@ -614,7 +741,8 @@ class ShardedClient {
         [this, key, primary](std::span<const std::uint8_t> avoid) -> std::size_t {
           if constexpr (FailoverLocator<L>) {
             (void)primary;
-            return locator_->locate_avoiding(key, avoid.first(snapshot_->placed));
+            return locator_->locate_avoiding(snapshot_->placement_key(key),
+                                             avoid.first(snapshot_->placed));
           } else {
             (void)avoid;
             return primary;
@@ -635,7 +763,7 @@ class ShardedClient {
     }
     refresh();
     core_.forget_avoid();
-    const std::size_t primary = locator_->locate(key);
+    const std::size_t primary = snapshot_->locate(key);
     detail::Route route = route_from(primary, key);
     if (!route.status.ok()) {
       if (access == Access::kWrite) {
@@ -679,14 +807,47 @@ class ShardedClient {
 
   void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
                        const MigrationOptions& options) {
-    fleet_->begin_migration(std::move(servers), std::move(locator), options);
-    refresh();
+    announce("begin_migration",
+             [&] { fleet_->begin_migration(std::move(servers), std::move(locator), options); });
   }
 
   auto end_migration(bool commit) -> bool {
-    const bool ended = fleet_->end_migration(commit);
-    refresh();
+    bool ended = false;
+    announce(commit ? "commit_migration" : "abort_migration",
+             [&] { ended = fleet_->end_migration(commit); });
     return ended;
+  }
+
+  // Runs `change` (which publishes a new snapshot, or throws and changes
+  // nothing), moves this client to the new snapshot and tells the observer
+  // of every server that `what` added or removed (compared by host and port
+  // with the snapshot before it).
+  template <class Change>
+  void announce(std::string_view what, Change&& change) {
+    if (!options_.on_server_event) {
+      change();
+      refresh();
+      return;
+    }
+    const std::shared_ptr<const Snapshot> before = fleet_->current();
+    change();
+    refresh();
+    const auto missing = [](const std::vector<Server>& from, const std::vector<Server>& in,
+                            auto&& report) {
+      for (const Server& server : from) {
+        if (std::none_of(in.begin(), in.end(), [&](const Server& other) {
+              return other.host == server.host && other.port == server.port;
+            })) {
+          report(server);
+        }
+      }
+    };
+    const std::vector<Server>& old_members = before->members.servers;
+    const std::vector<Server>& new_members = snapshot_->members.servers;
+    missing(new_members, old_members,
+            [&](const Server& server) { core_.notify(ServerEventKind::kAdded, server, what); });
+    missing(old_members, new_members,
+            [&](const Server& server) { core_.notify(ServerEventKind::kRemoved, server, what); });
   }
 
   // The migration window of the current snapshot (which has a migration).
@@ -706,8 +867,258 @@ class ShardedClient {
     return window().write(key, rule, call);
   }
 
+  // The key as it goes on the wire (with the key prefix), valid until the
+  // next call of sent().
+  auto sent(std::string_view key) -> std::string_view { return prefix_.sent_key(key, sent_); }
+
   auto native(std::size_t server) -> memcached_st* {
     return core_.pool().handle(server).native_handle();
+  }
+
+  // visit_multi on sent keys.
+  template <class OnHit, class OnFailure>
+  void visit_sent(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure) {
+    refresh();
+    core_.start_call();
+    if (snapshot_->migration) [[unlikely]] {
+      const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
+      migrated_.run(
+          keys, *pinned, core_, meta_, plan_, per_server_,
+          [this](std::span<const std::string_view> all, auto& hit, auto& failure) {
+            this->visit_placed(all, hit, failure);
+          },
+          [this] { abandon(false); }, on_hit, on_failure);
+      return;
+    }
+    visit_placed(keys, on_hit, on_failure);
+  }
+
+  // The keys of a multi-key call as sent keys: `keys` itself when it is a
+  // contiguous range of string_views and there is no prefix, else views
+  // into key_views_ (and the prefixed keys in sent_keys_), valid until the
+  // next call of sent_keys().
+  template <KeyRange Keys>
+  auto sent_keys(const Keys& keys) -> std::span<const std::string_view> {
+    if constexpr (std::ranges::contiguous_range<Keys> &&
+                  std::same_as<std::ranges::range_value_t<Keys>, std::string_view>) {
+      if (prefix_.empty()) {
+        return std::span<const std::string_view>(std::ranges::data(keys), std::ranges::size(keys));
+      }
+    }
+    key_views_.clear();
+    key_views_.reserve(std::ranges::size(keys));
+    if (prefix_.empty()) {
+      for (auto&& key : keys) {
+        key_views_.emplace_back(std::string_view(key));
+      }
+      return key_views_;
+    }
+    // The prefixed keys one after another, in a buffer reserved first so
+    // that the views stay valid.
+    std::size_t total = 0;
+    for (auto&& key : keys) {
+      total += prefix_.text().size() + std::string_view(key).size();
+    }
+    sent_keys_.clear();
+    sent_keys_.reserve(total);
+    for (auto&& key : keys) {
+      const std::size_t at = sent_keys_.size();
+      sent_keys_.append(prefix_.text());
+      sent_keys_.append(std::string_view(key));
+      key_views_.emplace_back(sent_keys_.data() + at, sent_keys_.size() - at);
+    }
+    return key_views_;
+  }
+
+  // A batch of key and value pairs: the keys as sent keys, then write_keys.
+  template <KeyValueRange Items>
+  auto write_pairs(detail::WriteKind kind, const Items& items, Expiry expiry, std::uint32_t flags)
+      -> MultiWriteResult {
+    pair_keys_.clear();
+    pair_values_.clear();
+    pair_keys_.reserve(std::ranges::size(items));
+    pair_values_.reserve(std::ranges::size(items));
+    for (auto&& item : items) {
+      pair_keys_.emplace_back(std::string_view(item.first));
+      pair_values_.emplace_back(std::string_view(item.second));
+    }
+    return write_keys(kind, sent_keys(pair_keys_), pair_values_, expiry, flags);
+  }
+
+  // The batch writes: every sent key of `keys` (with `values[i]`, for set
+  // and add) routed, grouped by server, and each group written in one
+  // pipeline (MultiWriter), or key by key (write_one) where the meta
+  // protocol cannot go.
+  auto write_keys(detail::WriteKind kind, std::span<const std::string_view> keys,
+                  std::span<const std::string_view> values, Expiry expiry, std::uint32_t flags)
+      -> MultiWriteResult {
+    MultiWriteResult out;
+    out.statuses.resize(keys.size());
+    const auto value_at = [&](std::size_t i) {
+      return values.empty() ? std::string_view() : values[i];
+    };
+    refresh();
+    core_.start_call();
+    if (snapshot_->migration) [[unlikely]] {
+      // Each key by the window's rules (docs/migration.md), one call each.
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        core_.start_call();
+        out.statuses[i] = kind == detail::WriteKind::kDelete
+                              ? remove_sent(keys[i])
+                              : window().write(keys[i], write_rule(kind), [&] {
+                                  return write_one(kind, keys[i], value_at(i), expiry, flags);
+                                });
+      }
+      return out;
+    }
+    const bool keyed =
+        kind != detail::WriteKind::kTouch;  // a write its server misses is remembered
+    const std::size_t members = snapshot_->members.size();
+    groups_.resize(members);
+    for (std::vector<detail::WriteItem>& group : groups_) {
+      group.clear();
+    }
+    group_routes_.assign(members, detail::Route{});
+    primaries_.resize(keys.size());
+    core_.forget_avoid();
+    const auto unix_now = static_cast<std::int64_t>(std::time(nullptr));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const std::string_view value = value_at(i);
+      if (auto refused = core_.check(keys[i], value)) {
+        out.statuses[i] = std::move(*refused);
+        continue;
+      }
+      const std::size_t primary = snapshot_->locate(keys[i]);
+      primaries_[i] = primary;
+      detail::Route route;
+      if (!groups_[primary].empty() && group_routes_[primary].server == primary) {
+        route = detail::Route{primary, false, Status()};  // a server probed here takes all its keys
+      } else {
+        route = route_from(primary, keys[i]);
+      }
+      if (!route.status.ok()) {
+        if (keyed) {
+          core_.remember(primary, keys[i]);
+        }
+        out.statuses[i] = std::move(route.status);
+        continue;
+      }
+      std::vector<detail::WriteItem>& group = groups_[route.server];
+      if (group.empty()) {
+        group_routes_[route.server] = route;
+      }
+      const std::time_t wire =
+          route.server == primary ? expiry.wire_value()
+                                  : detail::capped_exptime(expiry.wire_value(),
+                                                           options_.failover_ttl.count(), unix_now);
+      group.push_back(detail::WriteItem{keys[i], value, static_cast<std::int32_t>(wire), flags, i});
+    }
+    const std::string_view name = detail::operation_name(kind);
+    for (std::size_t s = 0; s < members; ++s) {
+      const std::vector<detail::WriteItem>& group = groups_[s];
+      if (group.empty()) {
+        continue;
+      }
+      detail::Route route = group_routes_[s];
+      auto outcome = detail::MultiWriter::Outcome::kNoMeta;
+      if (!options_.sasl && meta_.supports_meta(s)) {
+        const detail::MetaDeadline until{std::chrono::nanoseconds(core_.call_deadline())};
+        outcome = writer_.write(meta_, s, kind, group, until, codes_, cause_);
+      }
+      const bool written = outcome != detail::MultiWriter::Outcome::kNoMeta;
+      if (outcome == detail::MultiWriter::Outcome::kFailed) {
+        // The server or its connection failed: once in its health, for every key.
+        const Status failed = core_.finish(route, codes_.front(), name, cause_, false);
+        for (const detail::WriteItem& item : group) {
+          out.statuses[item.index] = failed;
+        }
+      } else {
+        for (std::size_t j = 0; j < group.size(); ++j) {
+          const detail::WriteItem& item = group[j];
+          if (written) {
+            out.statuses[item.index] = core_.finish(route, codes_[j], name, {}, false);
+          } else {
+            memcached_st* memc = native(s);
+            memcached_return_t rc = MEMCACHED_SUCCESS;
+            {
+              const detail::WatchedCall watched =
+                  core_.watch(memc, detail::steady_now_ns(), core_.call_deadline());
+              rc = write_on(memc, kind, item.key, item.value, item.exptime, item.flags);
+            }
+            out.statuses[item.index] = core_.finish(route, rc, name);
+          }
+          route.probe = false;  // a probe is settled by the server's first answer
+        }
+      }
+      if (keyed) {
+        for (const detail::WriteItem& item : group) {
+          if (s != primaries_[item.index]) {
+            core_.remember(primaries_[item.index], item.key, s);
+          }
+          if (is_server_failure(out.statuses[item.index].code())) {
+            core_.remember(s, item.key);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  // remove() of a sent key, in the call already started.
+  auto remove_sent(std::string_view key) -> Status {
+    const auto call = [&] {
+      return run("delete", key, {}, Access::kWrite,
+                 [&](std::size_t server) { return detail::delete_key(native(server), key); });
+    };
+    if (snapshot_->migration) [[unlikely]] {
+      return window().remove(key, call);
+    }
+    return call();
+  }
+
+  // One key of a batch written alone, as the single-key call would.
+  auto write_one(detail::WriteKind kind, std::string_view key, std::string_view value,
+                 Expiry expiry, std::uint32_t flags) -> Status {
+    const Access access = kind == detail::WriteKind::kTouch ? Access::kTouch : Access::kWrite;
+    return run(detail::operation_name(kind), key, value, access, [&](std::size_t server) {
+      return write_on(native(server), kind, key, value, exptime(expiry), flags);
+    });
+  }
+
+  // The libmemcached call of one batch write.
+  static auto write_on(memcached_st* memc, detail::WriteKind kind, std::string_view key,
+                       std::string_view value, std::time_t exptime, std::uint32_t flags)
+      -> memcached_return_t {
+    switch (kind) {
+      case detail::WriteKind::kSet:
+        return memcached_set(memc, key.data(), key.size(), value.data(), value.size(), exptime,
+                             flags);
+      case detail::WriteKind::kAdd: {
+        const memcached_return_t rc =
+            memcached_add(memc, key.data(), key.size(), value.data(), value.size(), exptime, flags);
+        return rc == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED
+                                           : rc;  // the binary protocol's word
+      }
+      case detail::WriteKind::kDelete:
+        return detail::delete_key(memc, key);
+      case detail::WriteKind::kTouch:
+        return memcached_touch(memc, key.data(), key.size(), exptime);
+    }
+    return MEMCACHED_INVALID_ARGUMENTS;
+  }
+
+  // The migration rule of a batch write's kind (as its single-key call's).
+  static auto write_rule(detail::WriteKind kind) noexcept -> detail::WriteRule {
+    switch (kind) {
+      case detail::WriteKind::kSet:
+      case detail::WriteKind::kDelete:
+        return detail::WriteRule::kInvalidate;
+      case detail::WriteKind::kAdd:
+        return detail::WriteRule::kMoveFirst;
+      case detail::WriteKind::kTouch:
+        return detail::WriteRule::kMoveOnMiss;
+    }
+    return detail::WriteRule::kInvalidate;
   }
 
   // The multi-get of the placement: every key to its own server (or its
@@ -724,7 +1135,7 @@ class ShardedClient {
           on_failure(i, *refused);
           continue;
         }
-        plan.valid_keys.push_back(keys[i]);
+        plan.valid_keys.push_back(snapshot_->placement_key(keys[i]));
         plan.valid_index.push_back(i);
       }
       // Every valid key's own server, all at once where the locator can.
@@ -787,6 +1198,33 @@ class ShardedClient {
     }
   }
 
+  // Reads `key` on `server`'s handle into `item` (left empty for a miss).
+  auto fetch_one(std::size_t server, std::string_view key, std::optional<Item>& item)
+      -> memcached_return_t {
+    detail::MemcachedHandle& connection = core_.pool().handle(server);
+    const char* keys[] = {key.data()};
+    const std::size_t lengths[] = {key.size()};
+    memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
+    if (memcached_success(rc)) {
+      // One value at most, for this key: anything else (a key not asked
+      // for, a second value read past END) is a reply to some other
+      // request, and none of it is returned.
+      bool stray = false;
+      rc = detail::ConnectionPool::fetch_all(
+          connection, [&](std::string_view found_key, const memcached_result_st& found) {
+            if (found_key != key || item) {
+              stray = true;
+              return;
+            }
+            fill(item, found);
+          });
+      if (stray) {
+        rc = detail::kStrayReply;
+      }
+    }
+    return rc;
+  }
+
   // Copies one fetched result into `item`.
   static void fill(std::optional<Item>& item, const memcached_result_st& result) {
     if (!item) {
@@ -799,6 +1237,7 @@ class ShardedClient {
 
   auto store(Store kind, std::string_view key, std::string_view value, Expiry expiry,
              std::uint32_t flags) -> Status {
+    key = sent(key);
     static constexpr std::string_view kNames[] = {"set", "add", "replace", "append", "prepend"};
     const detail::WriteRule rule = kind == Store::kSet   ? detail::WriteRule::kInvalidate
                                    : kind == Store::kAdd ? detail::WriteRule::kMoveFirst
@@ -847,6 +1286,7 @@ class ShardedClient {
   }
 
   auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
+    key = sent(key);
     std::uint64_t value = 0;
     Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
       return run(up ? "incr" : "decr", key, {}, Access::kWrite, [&](std::size_t server) {
@@ -868,6 +1308,18 @@ class ShardedClient {
   }
 
   ClientOptions options_;
+  KeyPrefix prefix_;                         // options_.key_prefix
+  std::string sent_;                         // the current call's sent key (sent())
+  std::string sent_keys_;                    // a multi-get's sent keys, one after another
+  std::vector<std::string_view> key_views_;  // a multi-get's keys, as views
+  std::vector<std::string_view> pair_keys_;  // a batch write's keys and values
+  std::vector<std::string_view> pair_values_;
+  std::vector<std::vector<detail::WriteItem>> groups_;  // a batch write's keys by server
+  std::vector<detail::Route> group_routes_;             // the route of each group
+  std::vector<std::size_t> primaries_;                  // each key's own server
+  std::vector<memcached_return_t> codes_;               // a group's answers
+  std::string cause_;                                   // why a group failed
+  detail::MultiWriter writer_;
   std::shared_ptr<Fleet<L>> fleet_;           // shared by the family
   std::shared_ptr<const Snapshot> snapshot_;  // the one this client's calls run on
   const L* locator_ = nullptr;                // snapshot_->locator

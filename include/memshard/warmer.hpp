@@ -376,7 +376,7 @@ class Warmer {
   auto scan(Pass& pass, detail::MetaConnection& link, std::int64_t server_now,
             detail::MetaDeadline until) -> detail::MetaStatus {
     const MigrationPlacement<L>& migration = *snapshot_->migration;
-    const L& placement = *snapshot_->locator;
+    const std::string_view prefix = client_.options().key_prefix;
     WarmerServerProgress& p = pass.progress;
     std::string bad;
     detail::MetaStatus status =
@@ -398,8 +398,11 @@ class Warmer {
             ++p.expired;
             return;
           }
+          if (!entry.key.starts_with(prefix)) {
+            return;  // another application's key (ClientOptions::key_prefix)
+          }
           if (migration.old_owner(entry.key) != pass.member ||
-              placement.locate(entry.key) == pass.member) {
+              snapshot_->locate(entry.key) == pass.member) {
             return;  // not this server's under the old placement, or it stays
           }
           if (options_.only_fetched && !entry.fetched) {
@@ -494,7 +497,9 @@ class Warmer {
   // ended (and what was left is counted).
   auto copy(Pass& pass, const detail::MetadumpEntry& entry) -> bool {
     WarmerServerProgress& p = pass.progress;
-    switch (client_.migrate_key(entry.key)) {
+    const std::string_view key =
+        std::string_view(entry.key).substr(client_.options().key_prefix.size());
+    switch (client_.migrate_key(key)) {
       case KeyMigration::kCopied:
         ++p.copied;
         p.bytes += entry.size;

@@ -260,13 +260,20 @@ class ClientCore {
   /// `server`; an observer that throws is ignored.
   void notify(ServerEventKind kind, std::size_t server, std::string_view detail,
               std::uint64_t count = 0) const noexcept {
+    notify(kind, members_->servers[server], detail, count);
+  }
+
+  /// notify: the same for `server`, which need not be a member (a server a
+  /// reconfiguration removed).
+  void notify(ServerEventKind kind, const Server& server, std::string_view detail,
+              std::uint64_t count = 0) const noexcept {
     const ServerObserver& observer = options().on_server_event;
     if (!observer) {
       return;
     }
     try {
-      observer(ServerEvent{kind, members_->servers[server], std::string(detail), count});
-    } catch (...) {  // the observer's problem, never the call's
+      observer(ServerEvent{kind, server, std::string(detail), count});
+    } catch (...) {  // the observer's problem (or an allocation's), never the call's
     }
   }
 

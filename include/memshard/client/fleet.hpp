@@ -24,6 +24,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,9 +50,10 @@ struct Membership {
 };
 
 /// FleetSnapshot: one published state of a fleet: its members, the locator
-/// that places keys on the first `placed` of them (`locator->locate(key)`
-/// indexes `members.servers`), the old placement while a migration runs, and
-/// the generation that published it. Without a migration every member is
+/// that places keys on the first `placed` of them (`locate(key)` indexes
+/// `members.servers`), the old placement while a migration runs, and the
+/// generation that published it. Keys are sent keys; the placement hashes
+/// them without their first `placement_skip` bytes (KeyPrefix). Without a migration every member is
 /// placed. Immutable, so any number of threads read it.
 template <Locator L>
 struct FleetSnapshot {
@@ -60,6 +62,16 @@ struct FleetSnapshot {
   std::size_t placed = 0;  ///< members [0, placed) are the placement's servers
   std::shared_ptr<const MigrationPlacement<L>> migration;  ///< null without one
   std::uint64_t generation = 0;
+  std::size_t placement_skip = 0;  ///< KeyPrefix::placement_skip() of the family
+
+  /// placement_key: the part of the sent key `key` that the placement hashes.
+  [[nodiscard]] auto placement_key(std::string_view key) const noexcept -> std::string_view {
+    return key.size() >= placement_skip ? key.substr(placement_skip) : key;
+  }
+  /// locate: the member index of the sent key `key` (a placed server).
+  [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
+    return locator->locate(placement_key(key));
+  }
 
   /// servers: the placement's server list (the retiring servers of a
   /// migration left out).
@@ -80,9 +92,12 @@ class Fleet {
   using LocatorFactory = std::function<std::shared_ptr<const L>(std::span<const Server>)>;
 
   /// Publishes `servers` with `locator`; `factory` (may be empty) builds the
-  /// locators of later server lists (build). Throws ConfigError.
-  Fleet(std::vector<Server> servers, std::shared_ptr<const L> locator, LocatorFactory factory)
-      : factory_(std::move(factory)) {
+  /// locators of later server lists (build). Every snapshot places a key
+  /// without its first `placement_skip` bytes (KeyPrefix::placement_skip).
+  /// Throws ConfigError.
+  Fleet(std::vector<Server> servers, std::shared_ptr<const L> locator, LocatorFactory factory,
+        std::size_t placement_skip = 0)
+      : factory_(std::move(factory)), placement_skip_(placement_skip) {
     publish(std::move(servers), std::move(locator));
   }
 
@@ -165,6 +180,7 @@ class Fleet {
       placement->member_of.push_back(m);
     }
     placement->locator = old.locator;
+    placement->placement_skip = placement_skip_;
     placement->servers = old.servers();
     placement->options = options;
     placement->state = std::make_shared<detail::MigrationState>(members.size());
@@ -207,12 +223,14 @@ class Fleet {
 
   // Publishes `next`; the caller holds the mutex.
   void install(std::shared_ptr<FleetSnapshot<L>> next) {
+    next->placement_skip = placement_skip_;
     next->generation = generation_.load(std::memory_order_relaxed) + 1;
     current_ = std::move(next);
     generation_.store(current_->generation, std::memory_order_release);
   }
 
   LocatorFactory factory_;
+  std::size_t placement_skip_ = 0;
   detail::HealthRegistry registry_;
   mutable std::mutex mutex_;
   std::shared_ptr<const FleetSnapshot<L>> current_;

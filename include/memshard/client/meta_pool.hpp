@@ -8,6 +8,8 @@
 // only if the cas still matches. A server that answers ERROR to a meta
 // command (memcached before 1.6) is remembered, and asked no more.
 
+#include <libmemcached-1.0/memcached.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,51 @@
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
+
+/// to_memcached_return: a meta call's outcome as the libmemcached code that
+/// means the same, so that it counts in the server's health like any other.
+[[nodiscard]] inline auto to_memcached_return(const MetaStatus& status, MetaReplyKind kind) noexcept
+    -> memcached_return_t {
+  switch (status.code) {
+    case MetaErrc::kOk:
+      break;
+    case MetaErrc::kTimeout:
+      return MEMCACHED_TIMEOUT;
+    case MetaErrc::kResolve:
+      return MEMCACHED_HOST_LOOKUP_FAILURE;
+    case MetaErrc::kConnect:
+    case MetaErrc::kNotConnected:
+    case MetaErrc::kDisconnected:
+    case MetaErrc::kIo:
+      return MEMCACHED_CONNECTION_FAILURE;
+    case MetaErrc::kMalformed:
+      return MEMCACHED_PROTOCOL_ERROR;
+    case MetaErrc::kInvalidRequest:
+      return MEMCACHED_BAD_KEY_PROVIDED;
+    case MetaErrc::kNoMetaSupport:
+    case MetaErrc::kRefused:
+      return MEMCACHED_CLIENT_ERROR;
+  }
+  switch (kind) {
+    case MetaReplyKind::kValue:
+    case MetaReplyKind::kHeader:
+    case MetaReplyKind::kNoop:
+      return MEMCACHED_SUCCESS;
+    case MetaReplyKind::kMiss:
+    case MetaReplyKind::kNotFound:
+      return MEMCACHED_NOTFOUND;
+    case MetaReplyKind::kNotStored:
+      return MEMCACHED_NOTSTORED;
+    case MetaReplyKind::kExists:
+      return MEMCACHED_DATA_EXISTS;
+    case MetaReplyKind::kServerError:
+      return MEMCACHED_SERVER_ERROR;
+    case MetaReplyKind::kError:
+    case MetaReplyKind::kClientError:
+      return MEMCACHED_CLIENT_ERROR;
+  }
+  return MEMCACHED_PROTOCOL_ERROR;
+}
 
 /// MetaPool: see the file comment. Not thread-safe: one client, one thread.
 class MetaPool {

@@ -128,10 +128,13 @@ struct MigrationPlacement {
   std::vector<std::size_t> member_of;  ///< old server index -> member index
   MigrationOptions options;
   std::shared_ptr<detail::MigrationState> state;
+  std::size_t placement_skip = 0;  ///< as FleetSnapshot::placement_skip
 
-  /// old_owner: the member that held `key` under the old placement.
+  /// old_owner: the member that held the sent key `key` under the old
+  /// placement.
   [[nodiscard]] auto old_owner(std::string_view key) const noexcept -> std::size_t {
-    return member_of[locator->locate(key)];
+    return member_of[locator->locate(key.size() >= placement_skip ? key.substr(placement_skip)
+                                                                  : key)];
   }
 };
 

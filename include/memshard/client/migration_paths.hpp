@@ -71,51 +71,6 @@ struct CopyOutcome {
   std::uint64_t cas = 0;
 };
 
-/// to_memcached_return: a meta call's outcome as the libmemcached code that
-/// means the same, so that it counts in the server's health like any other.
-[[nodiscard]] inline auto to_memcached_return(const MetaStatus& status, MetaReplyKind kind) noexcept
-    -> memcached_return_t {
-  switch (status.code) {
-    case MetaErrc::kOk:
-      break;
-    case MetaErrc::kTimeout:
-      return MEMCACHED_TIMEOUT;
-    case MetaErrc::kResolve:
-      return MEMCACHED_HOST_LOOKUP_FAILURE;
-    case MetaErrc::kConnect:
-    case MetaErrc::kNotConnected:
-    case MetaErrc::kDisconnected:
-    case MetaErrc::kIo:
-      return MEMCACHED_CONNECTION_FAILURE;
-    case MetaErrc::kMalformed:
-      return MEMCACHED_PROTOCOL_ERROR;
-    case MetaErrc::kInvalidRequest:
-      return MEMCACHED_BAD_KEY_PROVIDED;
-    case MetaErrc::kNoMetaSupport:
-    case MetaErrc::kRefused:
-      return MEMCACHED_CLIENT_ERROR;
-  }
-  switch (kind) {
-    case MetaReplyKind::kValue:
-    case MetaReplyKind::kHeader:
-    case MetaReplyKind::kNoop:
-      return MEMCACHED_SUCCESS;
-    case MetaReplyKind::kMiss:
-    case MetaReplyKind::kNotFound:
-      return MEMCACHED_NOTFOUND;
-    case MetaReplyKind::kNotStored:
-      return MEMCACHED_NOTSTORED;
-    case MetaReplyKind::kExists:
-      return MEMCACHED_DATA_EXISTS;
-    case MetaReplyKind::kServerError:
-      return MEMCACHED_SERVER_ERROR;
-    case MetaReplyKind::kError:
-    case MetaReplyKind::kClientError:
-      return MEMCACHED_CLIENT_ERROR;
-  }
-  return MEMCACHED_PROTOCOL_ERROR;
-}
-
 /// MigrationPaths: see the file comment. A short-lived view made by an
 /// operation: `core`, `meta`, `options` and `state` outlive it, and the first
 /// `placed` members are the new placement's. Not thread-safe.

@@ -136,7 +136,7 @@ class MigrationWindow {
       return call();  // refused before the wire
     }
     const std::size_t old = migration_->old_owner(key);
-    const std::size_t owner = snapshot_->locator->locate(key);
+    const std::size_t owner = snapshot_->locate(key);
     if (rule == WriteRule::kMoveFirst && old != owner) {
       (void)paths().move(owner, old, key);
       return call();
@@ -165,7 +165,7 @@ class MigrationWindow {
       return call();
     }
     const std::size_t old = migration_->old_owner(key);
-    if (old == snapshot_->locator->locate(key)) {
+    if (old == snapshot_->locate(key)) {
       return call();
     }
     MigrationState& state = *migration_->state;

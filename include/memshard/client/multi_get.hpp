@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,13 @@
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
+
+/// KeyRange: a sized range of string-like keys (std::vector<std::string>,
+/// std::span<const std::string_view>, std::array<const char*, N>, ...), as
+/// the multi-key calls take them.
+template <class R>
+concept KeyRange = std::ranges::sized_range<R> &&
+    std::convertible_to<std::ranges::range_reference_t<R>, std::string_view>;
 
 /// MultiGetResult: get_multi's answer, one entry per requested key, in order.
 struct MultiGetResult {
@@ -58,9 +66,9 @@ struct BatchPlan {
   std::vector<std::size_t> used;      ///< the servers with keys, in first-key order
 
   // Routing scratch, per valid key.
-  std::vector<std::string_view> valid_keys;
-  std::vector<std::size_t> valid_index;  ///< index in the request
-  std::vector<std::size_t> primaries;    ///< its own server
+  std::vector<std::string_view> valid_keys;  // placement keys (FleetSnapshot::placement_key)
+  std::vector<std::size_t> valid_index;      ///< index in the request
+  std::vector<std::size_t> primaries;        ///< its own server
 
   /// reset: an empty plan for `keys` keys over `servers` servers.
   void reset(std::size_t keys, std::size_t servers) {
