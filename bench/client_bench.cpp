@@ -7,6 +7,7 @@
 //   BM_Client/get        single get, a hit with a 100-byte value;
 //   BM_Client/set        single set of a 100-byte value;
 //   BM_Client/get_multi  one multi-get of 100 keys spread over every server;
+//   BM_Client/set_multi  one batch write of 100 keys spread over every server;
 //   BM_Client/get_in_migration   single get, a hit, during a live migration;
 //   BM_Client/miss_in_migration  single get, a miss, during a live migration;
 //   BM_Client/migration_round_trips  not timed: requests counted by the servers.
@@ -56,6 +57,15 @@
 //   libmemcached              the baseline: the memcached_st holding only the
 //                             first server, on lists of keys that
 //                             KetamaLocator<Md5> puts on that server.
+// Contenders of set_multi, each writing one of ketama's 100-key lists per
+// call (the values already stored: every write replaces a value):
+//   ketama_set_multi          ShardedClient<KetamaLocator<Md5>>::set_multi
+//                             (one pipeline per server);
+//   ketama_set_loop           the same client's set, key after key;
+//   libmemcached_all          the baseline: memcached_set, key after key,
+//                             through the every-server KETAMA_WEIGHTED
+//                             memcached_st (libmemcached has no multi-set
+//                             with an answer per key).
 // Every libmemcached contender of get_multi does memcached_mget, then
 // memcached_fetch_result into a caller-owned result, each key and value
 // copied out into reused strings.
@@ -281,6 +291,20 @@ void register_all(Setup& setup) {
               static_cast<double>(setup.modulo_spread().first);
           state.counters["modulo_keys_per_server_max"] =
               static_cast<double>(setup.modulo_spread().second);
+        } catch (const std::exception& error) {
+          state.SkipWithError(error.what());
+        }
+      })
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(
+      "BM_Client/set_multi",
+      [&setup](benchmark::State& state) {
+        try {
+          const std::vector<Contender> contenders = setup.set_multi_contenders();
+          check_all(contenders, kMultiRequests);
+          measure(state, "set_multi", contenders, kMultiBatch, kMultiKeys);
+          state.counters["servers"] = static_cast<double>(setup.servers().size());
         } catch (const std::exception& error) {
           state.SkipWithError(error.what());
         }

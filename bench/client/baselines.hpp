@@ -149,6 +149,29 @@ inline void check_like_client(memcached_st* memc, const Server& server,
   });
 }
 
+/// libmemcached_set_loop: each list of `requests` (keys with their values in
+/// `data`) written with memcached_set, one key after another, through `memc`:
+/// libmemcached's own way to store many keys with an answer for each.
+[[nodiscard]] inline auto libmemcached_set_loop(std::string name, memcached_st* memc,
+                                                const Data& data, const Requests& requests)
+    -> Contender {
+  auto at = std::make_shared<std::size_t>(0);
+  return {std::move(name), requests.lists.size(), [memc, &data, &requests, at](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              for (const std::size_t i : requests.index_lists[(*at)++ % requests.lists.size()]) {
+                const std::string& key = data.keys[i];
+                const std::string& value = data.values[i];
+                if (!memcached_success(memcached_set(memc, key.data(), key.size(), value.data(),
+                                                     value.size(), 0, 0))) {
+                  ++failed;
+                }
+              }
+            }
+            return failed;
+          }};
+}
+
 /// write_all_through: every key of `data` with its value, through `memc`
 /// (twemproxy's handle).
 inline void write_all_through(memcached_st* memc, const Data& data) {

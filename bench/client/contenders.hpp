@@ -3,7 +3,8 @@
 #define MEMSHARD_BENCH_CLIENT_CONTENDERS_HPP_
 
 // client/contenders.hpp: the ShardedClient contenders of the client benchmark,
-// (a) and (a'): single get and set, get_multi and visit_multi, and the checks
+// (a) and (a'): single get and set, get_multi and visit_multi, set_multi and
+// its loop of single sets, and the checks
 // of what a ShardedClient stores and reads before anything is timed.
 
 #include <algorithm>
@@ -68,6 +69,59 @@ template <class Client>
               const MultiGetResult out =
                   client.get_multi(std::span<const std::string_view>(requests.lists[r]));
               failed += multi_failures(out, data, requests.index_lists[r]);
+            }
+            return failed;
+          }};
+}
+
+/// request_pairs: each list of `requests` as (key, value) pairs of `data`,
+/// what set_multi takes.
+[[nodiscard]] inline auto request_pairs(const Data& data, const Requests& requests)
+    -> std::vector<std::vector<std::pair<std::string_view, std::string_view>>> {
+  std::vector<std::vector<std::pair<std::string_view, std::string_view>>> out;
+  for (const std::vector<std::size_t>& indexes : requests.index_lists) {
+    std::vector<std::pair<std::string_view, std::string_view>> pairs;
+    for (const std::size_t i : indexes) {
+      pairs.emplace_back(data.keys[i], data.values[i]);
+    }
+    out.push_back(std::move(pairs));
+  }
+  return out;
+}
+
+/// sharded_set_multi: `client.set_multi` of each list of `requests` (keys
+/// with their values in `data`) in turn; every key not stored is a failure.
+template <class Client>
+[[nodiscard]] auto sharded_set_multi(std::string name, Client& client, const Data& data,
+                                     const Requests& requests) -> Contender {
+  auto at = std::make_shared<std::size_t>(0);
+  auto pairs = std::make_shared<
+      const std::vector<std::vector<std::pair<std::string_view, std::string_view>>>>(
+      request_pairs(data, requests));
+  return {std::move(name), requests.lists.size(), [&client, pairs, at](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              failed += client.set_multi((*pairs)[(*at)++ % pairs->size()]).failures();
+            }
+            return failed;
+          }};
+}
+
+/// sharded_set_loop: the same writes as a loop of `client.set`, one key after
+/// another.
+template <class Client>
+[[nodiscard]] auto sharded_set_loop(std::string name, Client& client, const Data& data,
+                                    const Requests& requests) -> Contender {
+  auto at = std::make_shared<std::size_t>(0);
+  return {std::move(name), requests.lists.size(),
+          [&client, &data, &requests, at](std::size_t calls) {
+            std::size_t failed = 0;
+            for (std::size_t n = 0; n < calls; ++n) {
+              for (const std::size_t i : requests.index_lists[(*at)++ % requests.lists.size()]) {
+                if (!client.set(data.keys[i], data.values[i]).ok()) {
+                  ++failed;
+                }
+              }
             }
             return failed;
           }};

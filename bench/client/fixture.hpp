@@ -130,6 +130,17 @@ class Setup {
     return out;
   }
 
+  /// set_multi_contenders: the contenders of BM_Client/set_multi: ketama's
+  /// set_multi, the same writes as a loop of set, and libmemcached's loop of
+  /// memcached_set over every server (the baseline), on ketama's lists.
+  [[nodiscard]] auto set_multi_contenders() -> std::vector<Contender> {
+    std::vector<Contender> out;
+    out.push_back(sharded_set_multi("ketama_set_multi", ketama_, multi_data_, requests_));
+    out.push_back(sharded_set_loop("ketama_set_loop", ketama_, multi_data_, requests_));
+    out.push_back(libmemcached_set_loop("libmemcached_all", multi_.get(), multi_data_, requests_));
+    return out;
+  }
+
   /// servers: the servers, the baseline's first.
   [[nodiscard]] auto servers() const noexcept -> const std::vector<Server>& { return servers_; }
   /// ketama_spread: the fewest and most keys a request of ketama's lists asks
