@@ -138,17 +138,18 @@ inline void append_prometheus_label(std::string& labels, std::string_view name,
 /// PrometheusType: the TYPE of a family.
 enum class PrometheusType : std::uint8_t { kCounter, kGauge };
 
-/// PrometheusServerFamily: one per-server family: its name after the prefix,
-/// its type and help, and the ServerStats field it reads.
-struct PrometheusServerFamily {
+/// PrometheusFamily: one family: its name after the prefix, its type and
+/// help, and the field of `Stats` (ServerStats, MigrationStats) it reads.
+template <class Stats>
+struct PrometheusFamily {
   std::string_view name;
   PrometheusType type;
   std::string_view help;
-  std::uint64_t (*read)(const ServerStats&) noexcept;
+  std::uint64_t (*read)(const Stats&) noexcept;
 };
 
 // The per-server families, in the order they are written.
-inline constexpr PrometheusServerFamily kPrometheusServerFamilies[] = {
+inline constexpr PrometheusFamily<ServerStats> kPrometheusServerFamilies[] = {
     {.name = "requests_total",
      .type = PrometheusType::kCounter,
      .help = "Requests sent to the server.",
@@ -213,17 +214,9 @@ inline constexpr PrometheusServerFamily kPrometheusServerFamilies[] = {
      .read = [](const ServerStats& s) noexcept -> std::uint64_t { return s.journal_lost; }},
 };
 
-/// PrometheusMigrationFamily: one migration family, as PrometheusServerFamily.
-struct PrometheusMigrationFamily {
-  std::string_view name;
-  PrometheusType type;
-  std::string_view help;
-  std::uint64_t (*read)(const MigrationStats&) noexcept;
-};
-
 // The migration families written while a migration is active, in order
 // (memshard_migration_active, always written, comes first).
-inline constexpr PrometheusMigrationFamily kPrometheusMigrationFamilies[] = {
+inline constexpr PrometheusFamily<MigrationStats> kPrometheusMigrationFamilies[] = {
     {.name = "migration_new_hits_total",
      .type = PrometheusType::kCounter,
      .help = "Reads of moved keys answered by the new owner.",
@@ -351,7 +344,7 @@ inline void append_prometheus_servers(std::string& out, std::span<const ServerSt
     }
     labels.push_back(std::move(text));
   }
-  for (const PrometheusServerFamily& family : kPrometheusServerFamilies) {
+  for (const PrometheusFamily<ServerStats>& family : kPrometheusServerFamilies) {
     append_prometheus_header(out, options.prefix, family.name, family.type, family.help);
     for (std::size_t s = 0; s < stats.size(); ++s) {
       append_prometheus_sample(out, options.prefix, family.name, labels[s], family.read(stats[s]));
@@ -370,7 +363,7 @@ inline void append_prometheus_migration(std::string& out, const MigrationStats& 
   if (!migration.active) {
     return;
   }
-  for (const PrometheusMigrationFamily& family : kPrometheusMigrationFamilies) {
+  for (const PrometheusFamily<MigrationStats>& family : kPrometheusMigrationFamilies) {
     append_prometheus_header(out, options.prefix, family.name, family.type, family.help);
     append_prometheus_sample(out, options.prefix, family.name, constant, family.read(migration));
   }
