@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -38,6 +39,7 @@ using memshard::WarmerOptions;
 using memshard::WarmerProgress;
 using memshard::WarmerServerProgress;
 using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 using Client = memshard::ShardedClient<AnyLocator>;
 
 constexpr std::size_t kServers = 5;
@@ -73,21 +75,9 @@ struct Stored {
 
 class WarmerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    servers_ = new std::vector<MemcachedServer>();
-    for (std::size_t i = 0; i < kServers; ++i) {
-      servers_->emplace_back();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete servers_;
-    servers_ = nullptr;
-  }
-  void SetUp() override {
-    for (auto& server : *servers_) {
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static void SetUpTestSuite() { servers_ = std::make_unique<ServerSet>(kServers); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
 
   // Servers [first, first + count).
   static auto list(std::size_t first, std::size_t count) -> std::vector<Server> {
@@ -187,7 +177,7 @@ class WarmerTest : public ::testing::Test {
     ASSERT_TRUE(warmer.done());
   }
 
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 // Every count of one server adds up: each eligible item settled once.
@@ -262,11 +252,13 @@ TEST_F(WarmerTest, GrowingFourToFiveMovesEveryMovedKeyWithValueFlagsAndTtl) {
     const Seen copy = look(fresh, item.key);
     ASSERT_TRUE(copy.found) << item.key << " is not on " << fresh.endpoint();
     // The TTLs run down from the source's read to the copy's: whole seconds
-    // since then, and one for rounding.
+    // since then, one for rounding, and one more because each memcached
+    // reads its clock once a second, on its own phase: the source's and the
+    // new owner's clocks may be a second apart (seen under a loaded machine).
     const auto slack = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::steady_clock::now() - source_at[i])
                            .count() +
-                       1;
+                       2;
     if (i == 0) {
       EXPECT_EQ(copy.value, "fresh");  // add never overwrites
       EXPECT_EQ(copy.flags, 7U);
