@@ -26,7 +26,7 @@
 #include "memshard/result.hpp"
 #include "memshard/server.hpp"
 #include "memshard/sharded_client.hpp"
-#include "support/memcached_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ using memshard::ClientPoolOptions;
 using memshard::ConfigError;
 using memshard::Errc;
 using memshard::Server;
-using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 using Locator = memshard::KetamaLocator<memshard::Md5>;
 using Client = memshard::ShardedClient<Locator>;
 using Pool = ClientPool<Locator>;
@@ -54,55 +54,24 @@ static_assert(std::is_nothrow_move_constructible_v<Pool>);
 // A bound on every wait of these tests: far longer than anything should take.
 constexpr milliseconds kPatience{10'000};
 
-// The servers shared by the suite: three, flushed before every test.
-class Servers {
- public:
-  static constexpr std::size_t kCount = 3;
+// The servers shared by the suite: three, ready and empty before every test.
+class ClientPoolTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { servers_ = std::make_unique<ServerSet>(3); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
 
-  static void start() {
-    if (servers_ == nullptr) {
-      servers_ = new std::vector<MemcachedServer>();
-      for (std::size_t i = 0; i < kCount; ++i) {
-        servers_->emplace_back();
-      }
-    }
-  }
-  static void stop() {
-    delete servers_;
-    servers_ = nullptr;
-  }
-  static auto list() -> std::vector<Server> {
-    std::vector<Server> out;
-    for (const auto& server : *servers_) {
-      out.push_back(memshard::parse_server(server.spec()));
-    }
-    return out;
-  }
-  static void flush() {
-    for (const auto& server : *servers_) {
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static auto list() -> std::vector<Server> { return servers_->list(); }
   // Whether server `i` holds `key`, asked directly over the text protocol.
   static auto holds(std::size_t i, const std::string& key) -> bool {
     return (*servers_)[i].command("get " + key).starts_with("VALUE ");
   }
 
- private:
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
-};
-
-class ClientPoolTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { Servers::start(); }
-  static void TearDownTestSuite() { Servers::stop(); }
-  void SetUp() override { Servers::flush(); }
-
   static auto make_pool(std::size_t max_clients, milliseconds acquire_timeout = kPatience) -> Pool {
     ClientPoolOptions options;
     options.max_clients = max_clients;
     options.acquire_timeout = acquire_timeout;
-    return Pool(Client(Servers::list()), options);
+    return Pool(Client(list()), options);
   }
 
   // A lease that must be granted at once.
@@ -111,6 +80,9 @@ class ClientPoolTest : public ::testing::Test {
     EXPECT_TRUE(leased.ok()) << leased.status();
     return leased ? std::move(leased).value() : Lease();
   }
+
+ private:
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 TEST_F(ClientPoolTest, LeasedClientsAreOneFamily) {
@@ -132,7 +104,7 @@ TEST_F(ClientPoolTest, LeasedClientsAreOneFamily) {
   // it, and a client made afterwards, to the new one.
   Client* made_before = b.get();
   b.reset();
-  const std::vector<Server> all = Servers::list();
+  const std::vector<Server> all = list();
   const std::vector<Server> first_only = {all[0]};
   a->reconfigure(first_only);
   Lease reused = lease_now(pool);
@@ -147,8 +119,8 @@ TEST_F(ClientPoolTest, LeasedClientsAreOneFamily) {
       const std::string key =
           "moved:" + std::to_string(i) + ":" + std::to_string(lease == &reused ? 0 : 1);
       ASSERT_TRUE((*lease)->set(key, "v").ok());
-      EXPECT_TRUE(Servers::holds(0, key)) << key;
-      EXPECT_FALSE(Servers::holds(1, key) || Servers::holds(2, key)) << key;
+      EXPECT_TRUE(holds(0, key)) << key;
+      EXPECT_FALSE(holds(1, key) || holds(2, key)) << key;
     }
   }
   EXPECT_EQ(a->snapshot()->generation, fresh->snapshot()->generation);
@@ -351,17 +323,17 @@ TEST_F(ClientPoolTest, InvalidOptionsAreConfigErrors) {
   ClientPoolOptions zero;
   zero.max_clients = 0;
   try {
-    Pool pool(Client(Servers::list()), zero);
+    Pool pool(Client(list()), zero);
     ADD_FAILURE() << "a pool of 0 clients was made";
   } catch (const ConfigError& error) {
     EXPECT_STREQ(error.what(), "memshard: max_clients must be at least 1: 0");
   }
   ClientPoolOptions negative;
   negative.acquire_timeout = milliseconds(-1);
-  EXPECT_THROW(Pool(Client(Servers::list()), negative), ConfigError);
+  EXPECT_THROW(Pool(Client(list()), negative), ConfigError);
   ClientPoolOptions one;
   one.max_clients = 1;
-  EXPECT_NO_THROW(Pool(Client(Servers::list()), one));
+  EXPECT_NO_THROW(Pool(Client(list()), one));
 }
 
 TEST_F(ClientPoolTest, ALeaseMayOutliveItsPool) {

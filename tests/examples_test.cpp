@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -33,6 +34,7 @@
 #include "memshard/memshard.hpp"
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -40,6 +42,7 @@ using memshard::testing::lines_of;
 using memshard::testing::MemcachedServer;
 using memshard::testing::run_program;
 using memshard::testing::RunResult;
+using memshard::testing::ServerSet;
 
 /// Fleet: the two servers shared by a suite. Before every test, a stopped server is started
 /// again and both are emptied.
@@ -47,24 +50,9 @@ class Fleet : public ::testing::Test {
  protected:
   static constexpr std::size_t kServers = 2;
 
-  static void SetUpTestSuite() {
-    servers_ = new std::vector<MemcachedServer>();
-    for (std::size_t i = 0; i < kServers; ++i) {
-      servers_->emplace_back();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete servers_;
-    servers_ = nullptr;
-  }
-  void SetUp() override {
-    for (MemcachedServer& server : *servers_) {
-      if (!server.running()) {
-        server.restart();
-      }
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static void SetUpTestSuite() { servers_ = std::make_unique<ServerSet>(kServers); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
 
   static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
   /// specs: "127.0.0.1:port" of every server, the example's arguments.
@@ -106,7 +94,7 @@ class Fleet : public ::testing::Test {
   }
 
  private:
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 // ---- memshard-quick-start ---------------------------------------------------------------------

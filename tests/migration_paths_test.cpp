@@ -27,6 +27,7 @@
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 #include "support/scripted_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -39,6 +40,7 @@ using memshard::MigrationOptions;
 using memshard::MoveOnCopy;
 using memshard::Server;
 using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 using Ring = memshard::KetamaLocator<memshard::Md5>;
 using Client = memshard::ShardedClient<Ring>;
 
@@ -47,24 +49,9 @@ constexpr std::size_t kServers = 5;
 // Five servers shared by the suite, flushed before every test.
 class MigrationTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    servers_ = new std::vector<MemcachedServer>();
-    for (std::size_t i = 0; i < kServers; ++i) {
-      servers_->emplace_back();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete servers_;
-    servers_ = nullptr;
-  }
-  void SetUp() override {
-    for (auto& server : *servers_) {
-      if (!server.running()) {
-        server.restart();
-      }
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static void SetUpTestSuite() { servers_ = std::make_unique<ServerSet>(kServers); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
   void TearDown() override {
     for (auto& server : *servers_) {
       if (server.running()) {
@@ -144,7 +131,7 @@ class MigrationTest : public ::testing::Test {
     return options;
   }
 
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 TEST_F(MigrationTest, AMovedKeyIsReadThroughOnceWithItsFlagsAndCopiedForward) {

@@ -18,7 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
-#include "support/memcached_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -28,7 +28,7 @@ using memshard::MigrationStats;
 using memshard::PrometheusOptions;
 using memshard::Server;
 using memshard::ServerStats;
-using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 using Client = memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>>;
 
 // ---- a parser of the text format, strict about what the writer promises ----
@@ -252,18 +252,7 @@ const std::vector<std::string> kServerFamilies = {
 // Two servers of its own for each test: the tests kill one.
 class PrometheusLiveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    servers_.emplace_back();
-    servers_.emplace_back();
-  }
-
-  auto list() const -> std::vector<Server> {
-    std::vector<Server> out;
-    for (const auto& server : servers_) {
-      out.push_back(memshard::parse_server(server.spec()));
-    }
-    return out;
-  }
+  auto list() const -> std::vector<Server> { return servers_.list(); }
 
   // The labels of server `i`, as the exposition writes them.
   auto labels(std::size_t i) const -> std::string {
@@ -283,7 +272,7 @@ class PrometheusLiveTest : public ::testing::Test {
     return keys;
   }
 
-  std::vector<MemcachedServer> servers_;
+  ServerSet servers_{2};
 };
 
 TEST_F(PrometheusLiveTest, SamplesAreTheClientsStats) {

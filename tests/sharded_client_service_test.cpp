@@ -24,6 +24,7 @@
 #include "memshard/make_client.hpp"
 #include "memshard/sharded_client.hpp"
 #include "support/memcached_server.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -37,36 +38,19 @@ using memshard::Server;
 using memshard::ServerEvent;
 using memshard::ServerEventKind;
 using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 
 constexpr std::size_t kServers = 3;
 constexpr int kKeys = 200;
 
-// The servers shared by the suite, flushed before every test.
+// The servers shared by the suite, ready and empty before every test.
 class ServiceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    servers_ = new std::vector<MemcachedServer>();
-    for (std::size_t i = 0; i < kServers; ++i) {
-      servers_->emplace_back();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete servers_;
-    servers_ = nullptr;
-  }
-  void SetUp() override {
-    for (const MemcachedServer& server : *servers_) {
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static void SetUpTestSuite() { servers_ = std::make_unique<ServerSet>(kServers); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
 
-  static auto list() -> std::vector<Server> {
-    std::vector<Server> out;
-    for (const MemcachedServer& server : *servers_) {
-      out.push_back(memshard::parse_server(server.spec()));
-    }
-    return out;
-  }
+  static auto list() -> std::vector<Server> { return servers_->list(); }
   static auto server(std::size_t i) -> const MemcachedServer& { return (*servers_)[i]; }
   // The server that holds exactly `key` (asked over the text protocol), or
   // kServers when none or several do.
@@ -90,7 +74,7 @@ class ServiceTest : public ::testing::Test {
   }
 
  private:
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 auto key_of(int i) -> std::string { return "user:" + std::to_string(i) + ":profile"; }

@@ -19,6 +19,7 @@
 #include "memshard/memshard.hpp"
 #include "support/memcached_server.hpp"
 #include "support/multi_get_modes.hpp"
+#include "support/server_set.hpp"
 
 namespace {
 
@@ -30,6 +31,7 @@ using memshard::MultiGetMode;
 using memshard::Protocol;
 using memshard::Server;
 using memshard::testing::MemcachedServer;
+using memshard::testing::ServerSet;
 
 static_assert(!std::is_copy_constructible_v<memshard::ShardedClient<memshard::AnyLocator>>);
 static_assert(std::is_nothrow_move_constructible_v<memshard::ShardedClient<memshard::AnyLocator>>);
@@ -40,30 +42,14 @@ class Fleet {
   static constexpr std::size_t kServers = 4;
 
   static void start() {
-    if (servers_ == nullptr) {
-      servers_ = new std::vector<MemcachedServer>();
-      for (std::size_t i = 0; i < kServers; ++i) {
-        servers_->emplace_back();
-      }
+    if (!servers_) {
+      servers_ = std::make_unique<ServerSet>(kServers);
     }
   }
-  static void stop() {
-    delete servers_;
-    servers_ = nullptr;
-  }
+  static void stop() { servers_.reset(); }
   static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
-  static auto list() -> std::vector<Server> {
-    std::vector<Server> out;
-    for (const auto& server : *servers_) {
-      out.push_back(memshard::parse_server(server.spec()));
-    }
-    return out;
-  }
-  static void flush() {
-    for (const auto& server : *servers_) {
-      ASSERT_EQ(server.command("flush_all"), "OK\r\n");
-    }
-  }
+  static auto list() -> std::vector<Server> { return servers_->list(); }
+  static void flush() { ASSERT_TRUE(servers_->reset()); }
   // Every server's count of connections accepted since it started.
   static auto total_connections() -> std::vector<std::uint64_t> {
     std::vector<std::uint64_t> out;
@@ -82,7 +68,7 @@ class Fleet {
   }
 
  private:
-  static inline std::vector<MemcachedServer>* servers_ = nullptr;
+  static inline std::unique_ptr<ServerSet> servers_;
 };
 
 using memshard::testing::kMultiGetModes;

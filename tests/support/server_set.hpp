@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_TESTS_SUPPORT_SERVER_SET_HPP_
+#define MEMSHARD_TESTS_SUPPORT_SERVER_SET_HPP_
+
+// support/server_set.hpp: ServerSet, the real memcached servers a test suite
+// shares: started together, listed as memshard Servers, and made ready for
+// the next test (running, not paused, empty) by reset().
+
+#include <signal.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "memshard/server.hpp"
+#include "support/memcached_server.hpp"
+
+namespace memshard::testing {
+
+/// ServerSet: `count` MemcachedServers on free ports of 127.0.0.1; the
+/// destructor stops them. A suite keeps one from SetUpTestSuite to
+/// TearDownTestSuite and calls reset() in SetUp.
+class ServerSet {
+ public:
+  explicit ServerSet(std::size_t count) {
+    servers_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      servers_.emplace_back();
+    }
+  }
+
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return servers_.size(); }
+  [[nodiscard]] auto operator[](std::size_t i) -> MemcachedServer& { return servers_[i]; }
+  [[nodiscard]] auto operator[](std::size_t i) const -> const MemcachedServer& {
+    return servers_[i];
+  }
+  [[nodiscard]] auto begin() noexcept { return servers_.begin(); }
+  [[nodiscard]] auto end() noexcept { return servers_.end(); }
+  [[nodiscard]] auto begin() const noexcept { return servers_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return servers_.end(); }
+
+  /// list: the servers as memshard Servers, in order.
+  [[nodiscard]] auto list() const -> std::vector<Server> {
+    std::vector<Server> out;
+    for (const MemcachedServer& server : servers_) {
+      out.push_back(parse_server(server.spec()));
+    }
+    return out;
+  }
+
+  /// reset: every server running (a server a test stopped is restarted, one
+  /// it paused resumed) and empty (flush_all); a failure names the server.
+  [[nodiscard]] auto reset() -> ::testing::AssertionResult {
+    for (MemcachedServer& server : servers_) {
+      if (!server.running()) {
+        server.restart();
+      } else {
+        (void)::kill(server.pid(), SIGCONT);
+      }
+      const std::string answer = server.command("flush_all");
+      if (answer != "OK\r\n") {
+        return ::testing::AssertionFailure()
+               << server.spec() << " answered flush_all with '" << answer << "'";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  std::vector<MemcachedServer> servers_;
+};
+
+}  // namespace memshard::testing
+
+#endif  // MEMSHARD_TESTS_SUPPORT_SERVER_SET_HPP_
