@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memshard/key_prefix.hpp>
 #include <memshard/placement.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -87,6 +89,53 @@ TEST(LocateCommandLineTest, EveryOptionInBothForms) {
   EXPECT_TRUE(parse({"--profile", "ring-crc32", "--server", "a:1"}).command ==
               (tool::CommandLine{.action = Action::kLocate,
                                  .from = {.profile = "ring-crc32", .server_specs = {"a:1"}}}));
+}
+
+TEST(LocateCommandLineTest, PrefixOptionsInBothForms) {
+  using memshard::PrefixHashing;
+  const tool::CommandLine expected{
+      .action = Action::kCompare,
+      .from = {.server_specs = {"a:11211"},
+               .prefix = "app:",
+               .prefix_hashing = PrefixHashing::kBareKey},
+      .to = {.prefix = "ns:", .prefix_hashing = PrefixHashing::kPrefixedKey}};
+  const tool::ParsedCommandLine separate =
+      parse({"--compare", "--server", "a:11211", "--prefix", "app:", "--prefix-hashing", "bare",
+             "--to-prefix", "ns:", "--to-prefix-hashing", "prefixed", "--profile", "dalli"});
+  const tool::ParsedCommandLine equals =
+      parse({"--compare", "--server=a:11211", "--prefix=app:", "--prefix-hashing=bare",
+             "--to-prefix=ns:", "--to-prefix-hashing=prefixed", "--profile=dalli"});
+  tool::CommandLine with_profile = expected;
+  with_profile.from.profile = "dalli";
+  ASSERT_TRUE(separate.ok()) << separate.error;
+  ASSERT_TRUE(equals.ok()) << equals.error;
+  EXPECT_TRUE(separate.command == with_profile);
+  EXPECT_TRUE(equals.command == with_profile);
+  // Locating: --prefix alone (its hashing unset: bare, as libmemcached); a value
+  // may start with '-'; the longest prefix is 249 bytes.
+  EXPECT_TRUE(
+      parse({"--profile", "dalli", "--server", "a:1", "--prefix", "-x-"}).command ==
+      (tool::CommandLine{.from = {.profile = "dalli", .server_specs = {"a:1"}, .prefix = "-x-"}}));
+  const std::string longest(249, 'p');
+  EXPECT_EQ(
+      parse({"--profile", "dalli", "--server", "a:1", "--prefix", longest}).command.from.prefix,
+      longest);
+  // --prefix= is no prefix: B's way to drop A's (its hashing then needs a prefix).
+  const tool::ParsedCommandLine dropped = parse(
+      {"--compare", "--profile", "dalli", "--server", "a:1", "--prefix", "app:", "--to-prefix="});
+  ASSERT_TRUE(dropped.ok()) << dropped.error;
+  EXPECT_EQ(dropped.command.to.prefix, std::optional<std::string>(""));
+  EXPECT_EQ(parse({"--compare", "--profile", "dalli", "--server", "a:1", "--prefix",
+                   "app:", "--to-prefix", ""})
+                .command.to.prefix,
+            std::optional<std::string>(""));
+  // --to-prefix-hashing alone: B takes A's prefix.
+  const tool::ParsedCommandLine rehashed =
+      parse({"--compare", "--profile", "php-memcached", "--server", "a:1", "--prefix",
+             "app:", "--to-prefix-hashing", "prefixed"});
+  ASSERT_TRUE(rehashed.ok()) << rehashed.error;
+  EXPECT_EQ(rehashed.command.to.prefix_hashing, PrefixHashing::kPrefixedKey);
+  EXPECT_FALSE(rehashed.command.to.prefix.has_value());
 }
 
 /// UsageCase: arguments, and the usage error they must give.
@@ -174,6 +223,48 @@ TEST(LocateCommandLineTest, UsageErrorsAreValues) {
      "option --per-key is only for --compare"},
     {{"--fail-if-moved", "--profile", kKetama, "--server", "a:11211"},
      "option --fail-if-moved is only for --compare"},
+    // Key prefixes: KeyPrefix's rules, the two hashings, and a hashing needs a prefix.
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a b"},
+     "--prefix: key prefix holds a space or control character: a b"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix=tab\there"},
+     "--prefix: key prefix holds a space or control character: tab\there"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", std::string(250, 'p')},
+     "--prefix: key prefix leaves no room for a key (at most 249 bytes): 250 bytes"},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--to-prefix", "x\x7f"},
+     "--to-prefix: key prefix holds a space or control character: x\x7f"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix"}, "option --prefix needs a value"},
+    {{"--profile", kKetama, "--prefix", "--server", "a:11211"}, "option --prefix needs a value"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--prefix", "b:"},
+     "--prefix given twice"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--prefix-hashing", "hash"},
+     "--prefix-hashing needs bare or prefixed, not 'hash'"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--prefix-hashing",
+      "bare_key"},
+     "--prefix-hashing needs bare or prefixed, not 'bare_key'"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--prefix-hashing="},
+     "option --prefix-hashing needs a value"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--prefix-hashing", "bare",
+      "--prefix-hashing", "prefixed"},
+     "--prefix-hashing given twice"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix-hashing", "prefixed"},
+     "option --prefix-hashing needs --prefix P"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix=", "--prefix-hashing", "prefixed"},
+     "option --prefix-hashing needs --prefix P"},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--to-prefix", "b:",
+      "--prefix-hashing", "bare"},
+     "option --prefix-hashing needs --prefix P"},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--to-prefix-hashing", "bare"},
+     "option --to-prefix-hashing needs a prefix for B (--prefix or --to-prefix)"},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--to-prefix=",
+      "--to-prefix-hashing", "prefixed"},
+     "option --to-prefix-hashing needs a prefix for B (--prefix or --to-prefix)"},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--to-prefix-hashing", "sideways"},
+     "--to-prefix-hashing needs bare or prefixed, not 'sideways'"},
+    {{"--profile", kKetama, "--server", "a:11211", "--to-prefix", "b:"},
+     "option --to-prefix is only for --compare"},
+    {{"--profile", kKetama, "--server", "a:11211", "--prefix", "a:", "--to-prefix-hashing",
+      "prefixed"},
+     "option --to-prefix-hashing is only for --compare"},
     // An error before --help still counts; the first option that needs --compare is named.
     {{"--bogus", "--help"}, "unknown option '--bogus'"},
     {{"--profile", kKetama, "--per-key", "--sample", "3", "--server", "a:1"},
@@ -210,16 +301,64 @@ TEST(LocateCommandLineTest, SideBTakesAOptionsOnlyWithinTheSameProfile) {
               (tool::SideArgs{.profile = "libmemcached-modula", .server_specs = {"a:11211"}}));
 }
 
+TEST(LocateCommandLineTest, SideBTakesAPrefixWhateverTheProfile) {
+  using memshard::PrefixHashing;
+  const tool::SideArgs a{.profile = "php-memcached",
+                         .server_specs = {"a:11211"},
+                         .prefix = "app:",
+                         .prefix_hashing = PrefixHashing::kBareKey};
+  EXPECT_TRUE(tool::side_b(a, {}) == a);
+  // Another profile keeps A's prefix and hashing (they are the application's).
+  EXPECT_TRUE(tool::side_b(a, {.profile = "dalli"}) ==
+              (tool::SideArgs{.profile = "dalli",
+                              .server_specs = {"a:11211"},
+                              .prefix = "app:",
+                              .prefix_hashing = PrefixHashing::kBareKey}));
+  // Each of B's own wins on its own.
+  EXPECT_TRUE(tool::side_b(a, {.prefix_hashing = PrefixHashing::kPrefixedKey}) ==
+              (tool::SideArgs{.profile = "php-memcached",
+                              .server_specs = {"a:11211"},
+                              .prefix = "app:",
+                              .prefix_hashing = PrefixHashing::kPrefixedKey}));
+  EXPECT_TRUE(tool::side_b(a, {.prefix = "ns:"}) ==
+              (tool::SideArgs{.profile = "php-memcached",
+                              .server_specs = {"a:11211"},
+                              .prefix = "ns:",
+                              .prefix_hashing = PrefixHashing::kBareKey}));
+  EXPECT_EQ(tool::side_b(a, {.prefix = ""}).prefix, std::optional<std::string>(""));
+  // Without a prefix on A, B has none either.
+  const tool::SideArgs bare{.profile = "php-memcached", .server_specs = {"a:11211"}};
+  EXPECT_FALSE(tool::side_b(bare, {.profile = "dalli"}).prefix.has_value());
+}
+
 TEST(LocateCommandLineTest, UsageNamesEveryOption) {
   std::ostringstream out;
   tool::print_usage(out);
   const std::string usage = out.str();
   EXPECT_TRUE(usage.starts_with("Usage: memshard-locate --profile NAME")) << usage;
-  for (const std::string_view option :
-       {"--profile", "--hash", "--points", "--weighted", "--hash-tag", "--server",
-        "--list-profiles", "--help", "--version", "--compare", "--to-profile", "--to-hash",
-        "--to-points", "--to-weighted", "--to-hash-tag", "--to-server", "--sample", "--per-key",
-        "--fail-if-moved"}) {
+  for (const std::string_view option : {"--profile",
+                                        "--hash",
+                                        "--points",
+                                        "--weighted",
+                                        "--hash-tag",
+                                        "--server",
+                                        "--list-profiles",
+                                        "--help",
+                                        "--version",
+                                        "--compare",
+                                        "--to-profile",
+                                        "--to-hash",
+                                        "--to-points",
+                                        "--to-weighted",
+                                        "--to-hash-tag",
+                                        "--to-server",
+                                        "--sample",
+                                        "--per-key",
+                                        "--fail-if-moved",
+                                        "--prefix P",
+                                        "--prefix-hashing bare|prefixed",
+                                        "--to-prefix P",
+                                        "--to-prefix-hashing bare|prefixed"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
   // Hash names depend on the profile: the help sends the reader to --list-profiles.

@@ -34,6 +34,14 @@ struct Side {
   std::string profile;
   std::vector<std::string> specs;  ///< --server arguments
   memshard::ProfileOptions options;
+  std::string prefix = {};  ///< --prefix (empty: none)
+  bool prefixed = false;    ///< --prefix-hashing prefixed (else bare, the default)
+
+  /// placed: what the locator places for `key`: the key as given, or, with
+  /// prefixed hashing, the prefix and the key.
+  [[nodiscard]] auto placed(const std::string& key) const -> std::string {
+    return prefixed ? prefix + key : key;
+  }
 
   [[nodiscard]] auto servers() const -> std::vector<memshard::Server> {
     std::vector<memshard::Server> servers;
@@ -52,6 +60,11 @@ struct Side {
       side.points = options.points;
     }
     side.weighted = options.weighted;
+    if (!prefix.empty()) {
+      side.prefix = prefix;
+      side.prefix_hashing =
+          prefixed ? memshard::PrefixHashing::kPrefixedKey : memshard::PrefixHashing::kBareKey;
+    }
     return side;
   }
 };
@@ -79,6 +92,9 @@ auto compare(const Side& a, const Side& b, const std::string& input, Flags flags
   command.action = tool::Action::kCompare;
   command.from = a.args();
   command.to = b.args();
+  if (b.prefix.empty() && !a.prefix.empty()) {
+    command.to.prefix = "";  // --to-prefix=: B drops A's prefix
+  }
   command.sample = flags.sample;
   command.per_key = flags.per_key;
   command.fail_if_moved = flags.fail_if_moved;
@@ -199,7 +215,11 @@ auto same_server(const memshard::Server& x, const memshard::Server& y) -> bool {
 
 auto description_of(const Side& side, const memshard::AnyLocator& locator) -> std::string {
   const std::size_t count = side.specs.size();
-  return std::string(locator.description()) + ", " + std::to_string(count) +
+  const std::string prefix =
+      side.prefix.empty()
+          ? ""
+          : " prefix=" + side.prefix + " prefix-hashing=" + (side.prefixed ? "prefixed" : "bare");
+  return std::string(locator.description()) + prefix + ", " + std::to_string(count) +
          (count == 1 ? " server" : " servers");
 }
 
@@ -227,8 +247,8 @@ auto expected_report(const Side& a, const Side& b, const std::vector<std::string
   report.a_rows = rows(a_servers, b_servers);
   report.b_rows = rows(b_servers, a_servers);
   for (const std::string& key : keys) {
-    const std::size_t i = a_locator.locate(key);
-    const std::size_t j = b_locator.locate(key);
+    const std::size_t i = a_locator.locate(a.placed(key));
+    const std::size_t j = b_locator.locate(b.placed(key));
     ++report.keys;
     ++report.a_rows[i].keys;
     ++report.b_rows[j].keys;
@@ -494,6 +514,82 @@ TEST(LocateCompareTest, FailIfMovedExitStatus) {
   // With --sample too.
   const RunResult sampled = compare(four, five, "", {1000, false, true});
   EXPECT_EQ(sampled.status, 3) << sampled;
+}
+
+TEST(LocateCompareTest, BareAgainstPrefixedHashingMovesKeys) {
+  // What moves if PHP turns on OPT_HASH_WITH_PREFIX_KEY: the same prefix, placed
+  // by the bare key (A) and by the sent key (B).
+  const std::vector<std::string> fleet = {"10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"};
+  const Side bare{"php-memcached-libketama", fleet, {}, "app:", false};
+  const Side hashed{"php-memcached-libketama", fleet, {}, "app:", true};
+  const Report report = run_compare(bare, hashed, 10000, true);
+  // Three servers: a key stays when both keys fall on its server, about 1 in 3.
+  EXPECT_GE(report.moved, 5500U);
+  EXPECT_LE(report.moved, 7500U);
+  ASSERT_EQ(report.moved_keys.size(), report.moved);
+  ASSERT_FALSE(report.moved_keys.empty());
+  EXPECT_TRUE(report.moved_keys.front().starts_with("key:")) << report.moved_keys.front();
+  EXPECT_EQ(report.a_description,
+            "php-memcached-libketama hash=md5 prefix=app: prefix-hashing=bare, 3 servers");
+  EXPECT_EQ(report.b_description,
+            "php-memcached-libketama hash=md5 prefix=app: prefix-hashing=prefixed, 3 servers");
+  // The same from the command line: B takes A's prefix and changes its hashing.
+  const tool::ParsedCommandLine parsed = tool::testing::parse(
+      {"--compare", "--per-key", "--sample", "10000", "--profile", "php-memcached-libketama",
+       "--server", fleet[0], "--server", fleet[1], "--server", fleet[2], "--prefix",
+       "app:", "--to-prefix-hashing", "prefixed"});
+  ASSERT_TRUE(parsed.ok()) << parsed.error;
+  const RunResult result = compare_command(parsed.command, "");
+  EXPECT_EQ(result.status, tool::kExitOk) << result;
+  EXPECT_EQ(parse_report(result.out), report);
+}
+
+TEST(LocateCompareTest, PrefixPlacedByTheBareKeyMovesNothing) {
+  // OPT_PREFIX_KEY only changes what is sent: against no prefix, nothing moves.
+  const std::vector<std::string> fleet = {"a:11211", "b:11211", "c:11211:2"};
+  const Side none{"libmemcached-ketama-weighted", fleet, {}};
+  const Side bare{"libmemcached-ketama-weighted", fleet, {}, "app:", false};
+  EXPECT_EQ(run_compare(bare, none, 5000).moved, 0U);
+  // Placed by the sent key, most keys move; --to-prefix= drops A's prefix.
+  const Side hashed{"libmemcached-ketama-weighted", fleet, {}, "app:", true};
+  EXPECT_GT(run_compare(hashed, none, 5000).moved, 2500U);
+  tool::CommandLine command;
+  command.from = hashed.args();
+  command.to.prefix = "";
+  command.sample = 5000;
+  const RunResult dropped = compare_command(command, "");
+  EXPECT_EQ(dropped.status, tool::kExitOk) << dropped;
+  EXPECT_EQ(parse_report(dropped.out), expected_report(hashed, none, sample_keys(5000), false));
+}
+
+TEST(LocateCompareTest, KeysMustBeValidWithBothPrefixes) {
+  // 247 bytes: a key without a prefix, too long with "app:" (251 bytes sent).
+  const std::vector<std::string> fleet = {"a:11211", "b:11211"};
+  const Side none{"modulo-crc32", fleet, {}};
+  const Side prefixed{"modulo-crc32", fleet, {}, "app:", true};
+  const std::string too_long(247, 'k');
+  const std::vector<std::string> valid = {"user:1", "user:2", std::string(246, 'l'), "user:3"};
+  const std::string input = "user:1\nuser:2\n" + too_long + "\n" + valid[2] + "\nuser:3\n";
+  for (const auto& [a, b] : {std::pair{&none, &prefixed}, std::pair{&prefixed, &none}}) {
+    const RunResult result = compare(*a, *b, input, {{}, true, false});
+    EXPECT_EQ(result.status, tool::kExitInvalidKeys) << result;
+    EXPECT_EQ(result.err, key_error_line(3, "app:" + too_long));
+    EXPECT_EQ(parse_report(result.out), expected_report(*a, *b, valid, true));
+    EXPECT_NE(result.out.find("\nkeys: 4 (standard input; 1 invalid line skipped)\n"),
+              std::string::npos)
+        << result.out;
+  }
+  // --sample's keys too: refused before anything is printed.
+  const Side widest{"modulo-crc32", fleet, {}, std::string(241, 'p'), false};
+  EXPECT_EQ(compare(none, widest, "", {100000, false, false}).status, tool::kExitOk);  // key:99999
+  try {
+    (void)compare(none, widest, "", {100001, false, false});  // key:100000: 251 bytes
+    ADD_FAILURE() << "a --sample key too long for B's prefix was compared";
+  } catch (const memshard::ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "memshard: --sample's keys are too long for B's key prefix: key:100000 is sent as "
+              "251 bytes, the limit is 250");
+  }
 }
 
 }  // namespace

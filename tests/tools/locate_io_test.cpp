@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <memshard/key.hpp>
+#include <optional>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -174,6 +176,46 @@ TEST(LocateReadKeysTest, InvalidKeysAreReportedWithTheirLineNumbers) {
   EXPECT_NE(read.errors.find("line 4: key is 251 bytes long"), std::string::npos) << read.errors;
   EXPECT_NE(read.errors.find("line 5: key has a control byte 0x01 at offset 3"), std::string::npos)
       << read.errors;
+}
+
+TEST(LocateReadKeysTest, KeyRulesApplyToTheSentKey) {
+  // After a prefix of 4 bytes ("app:"), the sent key is 4 bytes longer: 246
+  // bytes is the longest key, and the length reported is the sent key's.
+  const std::string longest(246, 'l');
+  const std::string too_long(247, 'k');
+  auto problem = [](std::string_view text, std::size_t prefix_size) {
+    return tool::key_problem(tool::Line{text, text.size()}, prefix_size);
+  };
+  EXPECT_EQ(problem(longest, 4), std::nullopt);
+  EXPECT_EQ(problem(too_long, 4), memshard::check_key("app:" + too_long));
+  EXPECT_EQ(problem(too_long, 0), std::nullopt);
+  EXPECT_EQ(problem("x", 249), std::nullopt);
+  EXPECT_EQ(problem("xy", 249), memshard::check_key(std::string(249, 'p') + "xy"));
+  // A line longer than the buffer (only its last bytes kept): its whole length.
+  EXPECT_EQ(tool::key_problem(tool::Line{"tail", 3000000}, 4),
+            (memshard::KeyError{memshard::KeyErrc::kTooLong, 3000004, 0}));
+  // The prefix alone is a key; a space or control byte is at its offset in the line.
+  EXPECT_EQ(problem("", 4), std::nullopt);
+  EXPECT_EQ(problem("", 0), memshard::check_key(""));
+  EXPECT_EQ(problem("has space", 4), memshard::check_key("has space"));
+  EXPECT_EQ(problem("ctl\x01", 4), memshard::check_key("ctl\x01"));
+
+  // read_keys checks each line after every prefix given, and reports the first problem.
+  std::istringstream in(join_lines({"short", longest, "", too_long, "has space"}));
+  std::ostringstream out;
+  std::ostringstream errors;
+  tool::Output output(out);
+  std::vector<std::string> keys;
+  const std::vector<std::size_t> sizes = {0, 4};
+  const std::size_t invalid = tool::read_keys(
+      in, output, errors, sizes, [&keys](std::string_view key) { keys.emplace_back(key); });
+  EXPECT_EQ(invalid, 3U);
+  EXPECT_EQ(keys, (std::vector<std::string>{"short", longest}));
+  EXPECT_EQ(errors.str(), key_error_line(3, "") + key_error_line(4, "app:" + too_long) +
+                              key_error_line(5, "has space"));
+  EXPECT_NE(errors.str().find("line 4: key is 251 bytes long, the limit is 250\n"),
+            std::string::npos)
+      << errors.str();
 }
 
 /// RecordingBuffer: a stream buffer that hands out its input a chunk at a time

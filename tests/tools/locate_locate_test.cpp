@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memshard/key_prefix.hpp>
 #include <memshard/placement.hpp>
 #include <optional>
 #include <set>
@@ -311,11 +313,134 @@ TEST(LocateKeysTest, CrlfInputGivesTheSameAnswers) {
   EXPECT_TRUE(same_lines(crlf.out, kSmallFleet.expected(keys)));
 }
 
+/// prefixed: `config`'s arguments with key prefix `prefix` and, when set, `hashing`.
+auto prefixed(const LocateCase& config, const std::string& prefix,
+              std::optional<memshard::PrefixHashing> hashing) -> tool::SideArgs {
+  tool::SideArgs side = config.args();
+  side.prefix = prefix;
+  side.prefix_hashing = hashing;
+  return side;
+}
+
+/// expected_placing: the locate output for `keys` (printed as given) when
+/// `config`'s locator, made with make_locator, places `placed(key)`.
+template <class Placed>
+auto expected_placing(const LocateCase& config, const std::vector<std::string>& keys, Placed placed)
+    -> std::string {
+  const std::vector<memshard::Server> list = config.fleet();
+  const memshard::AnyLocator locator = memshard::make_locator(
+      config.profile, list, {config.hash, config.points, config.weighted, config.hash_tag});
+  std::string out;
+  for (const std::string& key : keys) {
+    const std::size_t index = locator.locate(placed(key));
+    out.append(key)
+        .append("\t")
+        .append(std::to_string(index))
+        .append("\t")
+        .append(list[index].endpoint())
+        .append("\n");
+  }
+  return out;
+}
+
+TEST(LocatePrefixTest, BareHashingPlacesTheBareKeyPrefixedHashingTheSentKey) {
+  using memshard::PrefixHashing;
+  // Keys short enough for the prefix (at most 250 bytes sent).
+  std::vector<std::string> keys = random_keys(1000, 20240612);
+  for (std::string& key : keys) {
+    key.resize(std::min<std::size_t>(key.size(), 240));
+  }
+  const std::vector<LocateCase> configs = {
+      kSmallFleet,
+      {"", "php-memcached", "", 0, mixed_fleet()},
+      {"", "dalli", "", 0, equal_fleet()},
+      {"", "twemproxy-ketama", "", 0, equal_fleet(), {}, "{}"},
+  };
+  for (const LocateCase& config : configs) {
+    for (const std::string prefix : {"app:", "ns:"}) {
+      SCOPED_TRACE(config.profile + " " + prefix);
+      // bare (the default, and given): the locator places the key as given;
+      // prefixed: it places prefix + key. Either way the key is printed as given.
+      const std::string bare =
+          expected_placing(config, keys, [](const std::string& key) { return key; });
+      const std::string sent = expected_placing(
+          config, keys, [&prefix](const std::string& key) { return prefix + key; });
+      for (const std::optional<PrefixHashing> hashing :
+           {std::optional<PrefixHashing>(), std::optional(PrefixHashing::kBareKey)}) {
+        const RunResult result = locate_in_process(
+            tool::make_placement(prefixed(config, prefix, hashing)), join_lines(keys));
+        EXPECT_EQ(result.status, tool::kExitOk) << result.err;
+        EXPECT_EQ(result.err, "");
+        EXPECT_TRUE(same_lines(result.out, bare));
+      }
+      const RunResult result = locate_in_process(
+          tool::make_placement(prefixed(config, prefix, PrefixHashing::kPrefixedKey)),
+          join_lines(keys));
+      EXPECT_EQ(result.status, tool::kExitOk) << result.err;
+      EXPECT_EQ(result.err, "");
+      EXPECT_TRUE(same_lines(result.out, sent));
+      // The two hashings disagree on most keys, so neither check passes for the other.
+      const std::vector<std::string> bare_lines = lines_of(bare);
+      const std::vector<std::string> sent_lines = lines_of(sent);
+      ASSERT_EQ(bare_lines.size(), sent_lines.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < bare_lines.size(); ++i) {
+        if (bare_lines[i] != sent_lines[i]) {
+          ++differ;
+        }
+      }
+      EXPECT_GT(differ, keys.size() / 3);
+    }
+  }
+}
+
+TEST(LocatePrefixTest, KeyRulesApplyToTheSentKey) {
+  // With "app:", 246 bytes is the longest key; a longer one is an invalid line,
+  // reported with the length sent, and the keys around it are still placed.
+  const std::string prefix = "app:";
+  const std::string longest(246, 'l');
+  const std::string too_long(247, 'k');
+  const std::string input = "user:1\n" + longest + "\n" + too_long + "\nhas space\n\nuser:2\n";
+  for (const auto hashing :
+       {memshard::PrefixHashing::kBareKey, memshard::PrefixHashing::kPrefixedKey}) {
+    const RunResult result =
+        locate_in_process(tool::make_placement(prefixed(kSmallFleet, prefix, hashing)), input);
+    EXPECT_EQ(result.status, tool::kExitInvalidKeys);
+    // The empty line is a key: "app:" is sent.
+    const std::vector<std::string> keys = {"user:1", longest, "", "user:2"};
+    EXPECT_TRUE(
+        same_lines(result.out, expected_placing(kSmallFleet, keys, [&](const std::string& key) {
+                     return hashing == memshard::PrefixHashing::kBareKey ? key : prefix + key;
+                   })));
+    EXPECT_EQ(result.err, key_error_line(3, prefix + too_long) + key_error_line(4, "has space"));
+    EXPECT_NE(result.err.find("line 3: key is 251 bytes long, the limit is 250\n"),
+              std::string::npos)
+        << result.err;
+  }
+  // Without the prefix, the same 247 bytes are a key.
+  const RunResult bare = kSmallFleet.run(too_long + "\n");
+  EXPECT_EQ(bare.status, tool::kExitOk) << bare.err;
+  // The longest prefix leaves one byte.
+  const std::string widest(249, 'p');
+  const RunResult one_byte = locate_in_process(
+      tool::make_placement(prefixed(kSmallFleet, widest, memshard::PrefixHashing::kPrefixedKey)),
+      "x\nxy\n");
+  EXPECT_EQ(one_byte.status, tool::kExitInvalidKeys);
+  EXPECT_EQ(one_byte.err, key_error_line(2, widest + "xy"));
+  EXPECT_TRUE(same_lines(
+      one_byte.out,
+      expected_placing(kSmallFleet, {"x"}, [&](const std::string& key) { return widest + key; })));
+}
+
 TEST(LocatePlacementTest, ConfigurationErrorsThrow) {
   EXPECT_THROW((void)tool::make_placement(tool::testing::side("nope", {"a:11211"})),
                memshard::ConfigError);
   EXPECT_THROW((void)tool::make_placement(tool::testing::side("ring-crc32", {"a:0"})),
                memshard::ConfigError);
+  // A prefix that only a hand-made SideArgs can hold.
+  tool::SideArgs spaced = tool::testing::side("ring-crc32", {"a:1"});
+  spaced.prefix = "a b";
+  EXPECT_THROW((void)tool::make_placement(spaced), memshard::ConfigError);
   EXPECT_EQ(tool::without_library_prefix("memshard: unknown profile: x"), "unknown profile: x");
   EXPECT_EQ(tool::without_library_prefix("other: memshard: x"), "other: memshard: x");
 }

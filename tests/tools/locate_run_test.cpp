@@ -76,6 +76,9 @@ TEST(LocateRunTest, ConfigurationErrorsExitTwoNamingTheProblem) {
      {"B (the --to-* side)", "weighted"}},
     {{"--compare", "--profile", kKetama, "--server", "a:11211:1.5", "--to-profile", "dalli"},
      {"whole-number weights", "a:11211"}},
+    {{"--compare", "--profile", kKetama, "--server", "a:11211", "--prefix", std::string(246, 'p'),
+      "--sample", "10"},
+     {"--sample's keys are too long for A's key prefix", "key:9 is sent as 251 bytes"}},
   };
   // clang-format on
   for (const ConfigCase& error : cases) {
@@ -96,7 +99,10 @@ TEST(LocateRunTest, UsageErrorsPointToHelp) {
   // Every usage error is a value of parse_command_line (locate_command_line_test.cpp).
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--frobnicate", "--profile", "ring-crc32", "--server", "a:1"},
-        std::vector<std::string>{"--compare", "--profile", "ring-crc32", "--to-server", "a:1"}}) {
+        std::vector<std::string>{"--compare", "--profile", "ring-crc32", "--to-server", "a:1"},
+        std::vector<std::string>{"--profile", "ring-crc32", "--server", "a:1", "--prefix", "a b"},
+        std::vector<std::string>{"--profile", "ring-crc32", "--server", "a:1", "--prefix-hashing",
+                                 "prefixed"}}) {
     const RunResult result = run_in_process(args, "user:42\n");
     EXPECT_EQ(result.status, tool::kExitError);
     EXPECT_EQ(result.out, "");

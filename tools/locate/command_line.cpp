@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <memshard/errors.hpp>
+#include <memshard/key_prefix.hpp>
 #include <memshard/version.hpp>
 #include <system_error>
 #include <utility>
@@ -15,8 +17,8 @@ namespace memshard::locate_tool {
 namespace {
 
 /// kSideOptions: the options that describe a placement, without "--" or "--to-".
-constexpr std::array<std::string_view, 6> kSideOptions = {"profile",  "hash",     "points",
-                                                          "weighted", "hash-tag", "server"};
+constexpr std::array<std::string_view, 8> kSideOptions = {
+    "profile", "hash", "points", "weighted", "hash-tag", "server", "prefix", "prefix-hashing"};
 
 /// parse_count: a positive decimal number, or nothing.
 auto parse_count(std::string_view text) noexcept -> std::optional<std::size_t> {
@@ -40,6 +42,40 @@ auto parse_bool(std::string_view text) noexcept -> std::optional<bool> {
   return std::nullopt;
 }
 
+/// parse_prefix_hashing: "bare" or "prefixed", or nothing.
+auto parse_prefix_hashing(std::string_view text) noexcept
+    -> std::optional<memshard::PrefixHashing> {
+  if (text == "bare") {
+    return memshard::PrefixHashing::kBareKey;
+  }
+  if (text == "prefixed") {
+    return memshard::PrefixHashing::kPrefixedKey;
+  }
+  return std::nullopt;
+}
+
+/// prefix_problem: why `prefix` cannot be a key prefix (KeyPrefix::validate's
+/// message without "memshard: "), or "" when it can.
+auto prefix_problem(std::string_view prefix) -> std::string {
+  try {
+    memshard::KeyPrefix::validate(prefix);
+  } catch (const memshard::ConfigError& error) {
+    std::string_view message = error.what();
+    constexpr std::string_view kLibrary = "memshard: ";
+    if (message.starts_with(kLibrary)) {
+      message.remove_prefix(kLibrary.size());
+    }
+    return std::string(message);
+  }
+  return {};
+}
+
+/// has_prefix: whether a side's --prefix (or, when unset, `fallback`) is a prefix.
+auto has_prefix(const std::optional<std::string>& prefix,
+                const std::optional<std::string>& fallback = {}) noexcept -> bool {
+  return !(prefix ? *prefix : fallback.value_or("")).empty();
+}
+
 /// Parser: the state of one parse; each step returns false once error_ is set.
 class Parser {
  public:
@@ -61,6 +97,13 @@ class Parser {
     }
     if (!compare_ && !first_compare_only_.empty()) {
       return refuse("option " + first_compare_only_ + " is only for --compare");
+    }
+    // The prefix hashing says how a prefix is placed: alone it means nothing.
+    if (command_.from.prefix_hashing && !has_prefix(command_.from.prefix)) {
+      return refuse("option --prefix-hashing needs --prefix P");
+    }
+    if (command_.to.prefix_hashing && !has_prefix(command_.to.prefix, command_.from.prefix)) {
+      return refuse("option --to-prefix-hashing needs a prefix for B (--prefix or --to-prefix)");
     }
     if (!command_.from.profile) {
       return refuse("missing --profile NAME (see --list-profiles)");
@@ -108,7 +151,8 @@ class Parser {
       }
       value = args[++i];
     }
-    if (value->empty()) {
+    // An empty prefix (--prefix=) is no prefix: B's way to drop A's.
+    if (value->empty() && name != "prefix") {
       return fail("option " + std::string(flag) + " needs a value");
     }
     if ((to_side || flag == "--sample") && first_compare_only_.empty()) {
@@ -161,6 +205,20 @@ class Parser {
     }
     if (name == "hash-tag") {
       return set_once(side.hash_tag, std::string(value), flag);
+    }
+    if (name == "prefix") {
+      if (std::string problem = prefix_problem(value); !problem.empty()) {
+        return fail(std::string(flag) + ": " + problem);
+      }
+      return set_once(side.prefix, std::string(value), flag);
+    }
+    if (name == "prefix-hashing") {
+      const std::optional<memshard::PrefixHashing> hashing = parse_prefix_hashing(value);
+      if (!hashing) {
+        return fail(std::string(flag) + " needs bare or prefixed, not '" + std::string(value) +
+                    "'");
+      }
+      return set_once(side.prefix_hashing, *hashing, flag);
     }
     side.server_specs.emplace_back(value);
     return true;
@@ -269,6 +327,13 @@ auto side_b(const SideArgs& a, const SideArgs& to) -> SideArgs {
   if (b.server_specs.empty()) {
     b.server_specs = a.server_specs;
   }
+  // A key prefix belongs to the application, not to the profile.
+  if (!b.prefix) {
+    b.prefix = a.prefix;
+  }
+  if (!b.prefix_hashing) {
+    b.prefix_hashing = a.prefix_hashing;
+  }
   return b;
 }
 
@@ -276,10 +341,12 @@ void print_usage(std::ostream& out) {
   out << "Usage: " << kProgram
       << " --profile NAME [--hash H] [--points K] [--weighted true|false]\n"
          "                       [--hash-tag XY] --server SPEC [--server SPEC ...]\n"
+         "                       [--prefix P [--prefix-hashing bare|prefixed]]\n"
       << "       " << kProgram
       << " --compare --profile NAME [...] --server SPEC [...]\n"
          "                       [--to-profile NAME] [--to-hash H] [--to-points K]\n"
          "                       [--to-weighted true|false] [--to-hash-tag XY]\n"
+         "                       [--to-prefix P] [--to-prefix-hashing bare|prefixed]\n"
          "                       [--to-server SPEC ...]\n"
          "                       [--sample N] [--per-key] [--fail-if-moved]\n"
       << "       " << kProgram << " --list-profiles | --help | --version\n"
@@ -303,6 +370,17 @@ void print_usage(std::ostream& out) {
          "  --server SPEC    host:port[:weight[:name]], once per server, in the order the\n"
          "                   clients list them; an IPv6 host goes in brackets\n"
          "                   ([fd00::1]:11211); the name is everything after the third ':'\n"
+         "  --prefix P       the key prefix (namespace) the clients send in front of every\n"
+         "                   key: each key is sent as P + key, and the key rules apply to\n"
+         "                   that (a key over 250 bytes with P is an invalid line); keys\n"
+         "                   are printed as read. No space or control character, at most\n"
+         "                   249 bytes; --prefix= is no prefix\n"
+         "  --prefix-hashing bare|prefixed\n"
+         "                   with --prefix only: which key is placed. bare (the default):\n"
+         "                   the key without P, as libmemcached's namespace and\n"
+         "                   php-memcached's OPT_PREFIX_KEY; prefixed: P + key, as\n"
+         "                   libmemcached's HASH_WITH_PREFIX_KEY, Dalli's namespace (P is\n"
+         "                   \"namespace:\") and a prefix added to the keys by hand\n"
          "  --list-profiles  print each profile, what it reproduces, the hashes it takes\n"
          "                   (and its default) and whether it takes --points\n"
          "  --help           print this help\n"
@@ -310,13 +388,13 @@ void print_usage(std::ostream& out) {
          "Options also take the form --name=value.\n"
          "\n"
          "Comparing two placements (--compare):\n"
-         "  Places every key under A (--profile, --hash, --points, --weighted, --server)\n"
-         "  and under B (the --to-* options), and prints a report: the number of keys,\n"
-         "  the keys that moved (count and %), then for each server of A the keys it held\n"
-         "  and the keys that left it, and for each server of B the keys it holds and the\n"
-         "  keys that arrived. A key moves when its server under B is not its server\n"
-         "  under A; servers are the same when host, port and name are (not the position\n"
-         "  in the list, nor the weight).\n"
+         "  Places every key under A (--profile, --hash, --points, --weighted, --server,\n"
+         "  --prefix) and under B (the --to-* options), and prints a report: the number\n"
+         "  of keys, the keys that moved (count and %), then for each server of A the keys\n"
+         "  it held and the keys that left it, and for each server of B the keys it holds\n"
+         "  and the keys that arrived. A key moves when its server under B is not its\n"
+         "  server under A; servers are the same when host, port and name are (not the\n"
+         "  position in the list, nor the weight).\n"
          "  --to-profile NAME, --to-hash H, --to-points K, --to-weighted true|false,\n"
          "  --to-hash-tag XY\n"
          "                   B's placement. B's profile defaults to A's; B's hash, points,\n"
@@ -325,6 +403,10 @@ void print_usage(std::ostream& out) {
          "                   profile)\n"
          "  --to-server SPEC B's servers, once per server; when none is given, B has A's\n"
          "                   servers; when any is given, B has exactly those\n"
+         "  --to-prefix P, --to-prefix-hashing bare|prefixed\n"
+         "                   B's key prefix and its hashing; each defaults to A's\n"
+         "                   whatever the profile (--to-prefix= : B has no prefix). A\n"
+         "                   key is compared when it is valid with both prefixes\n"
          "  --sample N       compare the N keys key:0, key:1, ... key:<N-1> instead of\n"
          "                   reading keys from standard input\n"
          "  --per-key        before the report, print each moved key as\n"

@@ -8,6 +8,7 @@
 // and --list-profiles.
 
 #include <cstddef>
+#include <memshard/key_prefix.hpp>
 #include <memshard/profiles.hpp>
 #include <optional>
 #include <ostream>
@@ -34,8 +35,9 @@ inline constexpr int kExitMoved = 3;
 enum class Action { kLocate, kCompare, kHelp, kVersion, kListProfiles };
 
 /// SideArgs: one placement as the command line gives it: side A by --profile,
-/// --hash, --points, --weighted, --hash-tag and --server; side B of --compare by
-/// the same options prefixed "--to-". Unset means not given.
+/// --hash, --points, --weighted, --hash-tag, --server, --prefix and
+/// --prefix-hashing; side B of --compare by the same options prefixed "--to-".
+/// Unset means not given. (memshard-warm shares the struct and sets no prefix.)
 struct SideArgs {
   std::optional<std::string> profile = {};
   std::optional<std::string> hash = {};
@@ -43,6 +45,12 @@ struct SideArgs {
   std::optional<bool> weighted = {};
   std::optional<std::string> hash_tag = {};
   std::vector<std::string> server_specs = {};
+  /// --prefix P: the key prefix sent in front of every key (a valid
+  /// KeyPrefix; empty, from --prefix=, is no prefix).
+  std::optional<std::string> prefix = {};
+  /// --prefix-hashing bare|prefixed: which form of a key is placed (only
+  /// with a prefix; unset is kBareKey).
+  std::optional<memshard::PrefixHashing> prefix_hashing = {};
 
   /// operator==: whether two sides were given the same options.
   auto operator==(const SideArgs&) const -> bool = default;
@@ -78,7 +86,8 @@ struct ParsedCommandLine {
 
 /// side_b: B's placement for --compare: what the --to-* options of `to` give,
 /// the rest from `a` (hash, points, weighted and hash tag only when B's profile
-/// is A's: those are per profile; the servers when `to` lists none).
+/// is A's: those are per profile; the servers when `to` lists none; the prefix
+/// and the prefix hashing, each on its own, whatever the profile).
 [[nodiscard]] auto side_b(const SideArgs& a, const SideArgs& to) -> SideArgs;
 
 /// print_usage: writes the --help text to `out`.

@@ -4,9 +4,12 @@
 #include "locate/compare.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <memshard/detail/throw.hpp>
 #include <memshard/errors.hpp>
+#include <memshard/key.hpp>
+#include <memshard/key_prefix.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,15 +66,18 @@ auto pad_left(const std::string& text, std::size_t width) -> std::string {
   return std::string(width > text.size() ? width - text.size() : 0, ' ') + text;
 }
 
-/// append_description: "A: <profile and options>, N servers".
+/// append_description: "A: <profile and options>, N servers", and after the
+/// options " prefix=P prefix-hashing=bare|prefixed" when the side has a prefix.
 void append_description(std::string& out, const ComparedSide& side) {
   const std::size_t count = side.placement->servers.size();
-  out.append(side.name)
-      .append(": ")
-      .append(side.placement->locator.description())
-      .append(", ")
-      .append(std::to_string(count))
-      .append(count == 1 ? " server\n" : " servers\n");
+  out.append(side.name).append(": ").append(side.placement->locator.description());
+  if (const memshard::KeyPrefix& prefix = side.placement->prefix; !prefix.empty()) {
+    out.append(" prefix=")
+        .append(prefix.text())
+        .append(" prefix-hashing=")
+        .append(prefix.hashing() == memshard::PrefixHashing::kBareKey ? "bare" : "prefixed");
+  }
+  out.append(", ").append(std::to_string(count)).append(count == 1 ? " server\n" : " servers\n");
 }
 
 /// append_table: one side's servers with their keys and moved keys, in the
@@ -118,6 +124,19 @@ auto compared_side(std::string_view name, const Placement& placement, const Plac
   return side;
 }
 
+/// check_sample: throws memshard::ConfigError when --sample's longest key
+/// (the last) is over kMaxKeyLength bytes once prefixed on `side`.
+void check_sample(std::size_t sample, const ComparedSide& side) {
+  const std::string last = std::string(kSampleKeyPrefix) + std::to_string(sample - 1);
+  const std::size_t sent = side.placement->prefix.text().size() + last.size();
+  if (sent > memshard::kMaxKeyLength) {
+    memshard::detail::throw_config_error(
+        "--sample's keys are too long for " + std::string(side.name) + "'s key prefix",
+        last + " is sent as " + std::to_string(sent) + " bytes, the limit is " +
+            std::to_string(memshard::kMaxKeyLength));
+  }
+}
+
 }  // namespace
 
 auto make_placement_b(const CommandLine& command) -> Placement {
@@ -133,6 +152,10 @@ auto compare_keys(const CommandLine& command, const Placement& a, const Placemen
                   std::istream& in, std::ostream& out, std::ostream& errors) -> int {
   ComparedSide from = compared_side("A", a, b);
   ComparedSide to = compared_side("B", b, a);
+  if (command.sample) {
+    check_sample(*command.sample, from);
+    check_sample(*command.sample, to);
+  }
   // a_in_b[i]: the index in B of A's server i, or kNoServer.
   std::vector<std::size_t> a_in_b(a.servers.size(), kNoServer);
   for (std::size_t i = 0; i < a.servers.size(); ++i) {
@@ -145,9 +168,11 @@ auto compare_keys(const CommandLine& command, const Placement& a, const Placemen
   Output output(out);
   std::size_t keys = 0;
   std::size_t moved = 0;
+  std::string a_sent;
+  std::string b_sent;
   auto compare_key = [&](std::string_view key) {
-    const std::size_t i = a.locator.locate(key);
-    const std::size_t j = b.locator.locate(key);
+    const std::size_t i = a.locate(key, a_sent);
+    const std::size_t j = b.locate(key, b_sent);
     ++keys;
     ++from.tallies[i].keys;
     ++to.tallies[j].keys;
@@ -180,7 +205,10 @@ auto compare_keys(const CommandLine& command, const Placement& a, const Placemen
       source.append(" to ").append(kSampleKeyPrefix).append(std::to_string(*command.sample - 1));
     }
   } else {
-    invalid = read_keys(in, output, errors, compare_key);
+    // A key is compared when it is a key after both prefixes.
+    const std::array<std::size_t, 2> prefix_sizes = {a.prefix.text().size(),
+                                                     b.prefix.text().size()};
+    invalid = read_keys(in, output, errors, prefix_sizes, compare_key);
     source = "standard input";
     if (invalid > 0) {
       source.append("; ")

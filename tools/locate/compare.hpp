@@ -24,12 +24,15 @@ inline constexpr std::string_view kSampleKeyPrefix = "key:";
 [[nodiscard]] auto make_placement_b(const CommandLine& command) -> Placement;
 
 /// compare_keys: places every key (those of `in`, or --sample's) under `a` and
-/// `b`, and prints to `out` the moved keys with --per-key, then the report; each
-/// invalid line of `in` is reported on `errors` and skipped. A key moves when
-/// its server under B is not its server under A: servers are the same when host,
-/// port and name are (not the position in the list, nor the weight). Returns the
-/// exit status: kExitMoved with --fail-if-moved when some key moved, else
-/// kExitInvalidKeys when some line was invalid, else kExitOk. Throws IoError.
+/// `b`, each with its side's key prefix, and prints to `out` the moved keys
+/// with --per-key (as read), then the report; each line of `in` that is not a
+/// valid key under both prefixes is reported on `errors` and skipped. A key
+/// moves when its server under B is not its server under A: servers are the
+/// same when host, port and name are (not the position in the list, nor the
+/// weight). Returns the exit status: kExitMoved with --fail-if-moved when some
+/// key moved, else kExitInvalidKeys when some line was invalid, else kExitOk.
+/// Throws IoError, or memshard::ConfigError before printing anything when
+/// --sample's keys are too long for a side's prefix.
 [[nodiscard]] auto compare_keys(const CommandLine& command, const Placement& a, const Placement& b,
                                 std::istream& in, std::ostream& out, std::ostream& errors) -> int;
 

@@ -124,9 +124,14 @@ void LineReader::refill() {
       in_->sgetn(buffer_.data() + end_, static_cast<std::streamsize>(count)));
 }
 
-auto key_problem(const Line& line) noexcept -> std::optional<memshard::KeyError> {
-  if (line.length != line.text.size()) {
-    return memshard::KeyError{memshard::KeyErrc::kTooLong, line.length, 0};
+auto key_problem(const Line& line, std::size_t prefix_size) noexcept
+    -> std::optional<memshard::KeyError> {
+  const std::size_t sent_length = prefix_size + line.length;
+  if (line.length != line.text.size() || sent_length > memshard::kMaxKeyLength) {
+    return memshard::KeyError{memshard::KeyErrc::kTooLong, sent_length, 0};
+  }
+  if (line.text.empty() && prefix_size > 0) {
+    return std::nullopt;  // the prefix alone is sent
   }
   return memshard::check_key(line.text);
 }

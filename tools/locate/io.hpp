@@ -8,11 +8,13 @@
 // full or before the input may block; and the stream buffers over the standard
 // descriptors that main() gives them.
 
+#include <array>
 #include <cstddef>
 #include <istream>
 #include <memshard/key.hpp>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <stdexcept>
 #include <streambuf>
 #include <string>
@@ -90,27 +92,42 @@ class LineReader {
   bool at_end_ = false;
 };
 
-/// key_problem: what is wrong with `line` as a memcached key, if anything.
-[[nodiscard]] auto key_problem(const Line& line) noexcept -> std::optional<memshard::KeyError>;
+/// key_problem: what is wrong with `line` as a memcached key sent after a key
+/// prefix of `prefix_size` bytes (0: none), if anything. The key rules apply to
+/// the sent key, prefix + line: kTooLong counts the prefix (and gives the sent
+/// length), and an empty line is a key after a prefix. A valid prefix holds no
+/// space or control byte, so such a byte is in the line: it is reported at its
+/// offset there, as without a prefix.
+[[nodiscard]] auto key_problem(const Line& line, std::size_t prefix_size = 0) noexcept
+    -> std::optional<memshard::KeyError>;
 
 /// invalid_line_message: the error line for input line `line_number` (from 1),
 /// which has `problem`: "memshard-locate: line N: <problem>\n".
 [[nodiscard]] auto invalid_line_message(std::size_t line_number, const memshard::KeyError& problem)
     -> std::string;
 
-/// read_keys: calls `on_key(key)` for every valid key of `in`, in order, and
-/// reports each invalid line on `errors`. Returns the number of invalid lines.
-/// Throws IoError.
+/// read_keys: calls `on_key(key)` for every line of `in` that is a valid key
+/// after each of the key prefixes whose sizes are `prefix_sizes` (see
+/// key_problem; the first problem found is reported), in order, and reports
+/// each invalid line on `errors`. Returns the number of invalid lines. Throws
+/// IoError.
 template <class OnKey>
-auto read_keys(std::istream& in, Output& output, std::ostream& errors, OnKey&& on_key)
-    -> std::size_t {
+auto read_keys(std::istream& in, Output& output, std::ostream& errors,
+               std::span<const std::size_t> prefix_sizes, OnKey&& on_key) -> std::size_t {
   LineReader reader(in, output);
   Line line{};
   std::size_t line_number = 0;
   std::size_t invalid = 0;
   while (reader.next(line)) {
     ++line_number;
-    if (const auto problem = key_problem(line)) {
+    std::optional<memshard::KeyError> problem;
+    for (const std::size_t prefix_size : prefix_sizes) {
+      problem = key_problem(line, prefix_size);
+      if (problem) {
+        break;
+      }
+    }
+    if (problem) {
       errors << invalid_line_message(line_number, *problem);
       ++invalid;
       continue;
@@ -118,6 +135,14 @@ auto read_keys(std::istream& in, Output& output, std::ostream& errors, OnKey&& o
     std::forward<OnKey>(on_key)(line.text);
   }
   return invalid;
+}
+
+/// read_keys: the same for keys sent as they are (no key prefix).
+template <class OnKey>
+auto read_keys(std::istream& in, Output& output, std::ostream& errors, OnKey&& on_key)
+    -> std::size_t {
+  constexpr std::array<std::size_t, 1> kNoPrefix = {0};
+  return read_keys(in, output, errors, kNoPrefix, std::forward<OnKey>(on_key));
 }
 
 /// FdInputBuffer: a stream buffer over a readable descriptor (standard input):

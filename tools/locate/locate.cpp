@@ -3,6 +3,7 @@
 
 #include "locate/locate.hpp"
 
+#include <array>
 #include <cstddef>
 #include <memshard/profiles.hpp>
 #include <string>
@@ -23,7 +24,9 @@ auto make_placement(const SideArgs& side) -> Placement {
                                          side.weighted, side.hash_tag.value_or("")};
   memshard::AnyLocator locator =
       memshard::make_locator(side.profile.value_or(""), servers, options);
-  return Placement{std::move(servers), std::move(locator)};
+  memshard::KeyPrefix prefix(side.prefix.value_or(""),
+                             side.prefix_hashing.value_or(memshard::PrefixHashing::kBareKey));
+  return Placement{std::move(servers), std::move(locator), std::move(prefix)};
 }
 
 auto without_library_prefix(std::string_view message) noexcept -> std::string_view {
@@ -43,9 +46,11 @@ auto locate_keys(const Placement& placement, std::istream& in, std::ostream& out
     suffixes.push_back("\t" + std::to_string(i) + "\t" + placement.servers[i].endpoint() + "\n");
   }
   Output output(out);
-  const std::size_t invalid = read_keys(in, output, errors, [&](std::string_view key) {
+  const std::array<std::size_t, 1> prefix_size = {placement.prefix.text().size()};
+  std::string sent;
+  const std::size_t invalid = read_keys(in, output, errors, prefix_size, [&](std::string_view key) {
     output.append(key);
-    output.append(suffixes[placement.locator.locate(key)]);
+    output.append(suffixes[placement.locate(key, sent)]);
   });
   output.flush();
   return invalid == 0 ? kExitOk : kExitInvalidKeys;
