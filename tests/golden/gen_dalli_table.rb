@@ -15,22 +15,13 @@
 # stores every key with Client#set, then every server is asked which keys it
 # holds (lru_crawler metadump).
 require 'dalli'
-require 'socket'
-require 'uri'
+require_relative 'gen_dalli_common' # fail!, note, read_keys, client_options, mc_*
 
-def fail!(msg)
-  warn "gen_dalli: #{msg}"
-  exit 1
-end
+GOLDEN_WHO = 'gen_dalli'
 
 keys_path, out_path, versions, mode = ARGV
 confirm = mode == 'confirm'
-keys = File.read(keys_path, mode: 'r:UTF-8').split("\n", -1)
-fail!("#{keys_path} must end with a newline") unless keys.last == ''
-keys.pop
-keys.each_with_index do |k, i|
-  fail!("#{keys_path}: line #{i + 1} is empty or not valid UTF-8") if k.empty? || !k.valid_encoding?
-end
+keys = read_keys(keys_path)
 
 NS = [1, 2, 3, 5, 10, 25].freeze
 
@@ -65,12 +56,6 @@ def server_list(layout, n)
   end
 end
 
-def client_options(namespace)
-  opts = {}
-  opts[:namespace] = namespace if namespace
-  opts
-end
-
 # Places every key through Dalli's own code path, without connecting.
 def place_all(servers, keys, namespace)
   client = Dalli::Client.new(servers.map { |s| s[3] }, client_options(namespace))
@@ -101,39 +86,6 @@ def case_text(id, client, profile, options, servers, place)
 end
 
 # ------------------------------------------------------------ real servers
-
-def mc_command(host, port, cmd, until_suffix)
-  sock = Socket.tcp(host, port, connect_timeout: 5)
-  sock.write(cmd)
-  buf = +''.b
-  deadline = Time.now + 20
-  until buf.end_with?(until_suffix)
-    fail!("#{host}:#{port} timed out during #{cmd.strip}") if Time.now > deadline
-    ready = IO.select([sock], nil, nil, 1)
-    next unless ready
-
-    chunk = sock.read_nonblock(65_536, exception: false)
-    fail!("#{host}:#{port} closed the connection during #{cmd.strip}") if chunk.nil?
-    buf << chunk unless chunk == :wait_readable
-  end
-  sock.close
-  buf
-end
-
-def mc_flush_all(servers)
-  servers.each do |h, p, _|
-    r = mc_command(h, p, "flush_all\r\n", "\r\n")
-    fail!("flush_all on #{h}:#{p} answered #{r.strip}") unless r == "OK\r\n"
-  end
-end
-
-# Every key a server holds, as byte strings (metadump lines end in "\n").
-def mc_dump_keys(host, port)
-  r = mc_command(host, port, "lru_crawler metadump all\r\n", "END\r\n")
-  r.split("\n").map(&:chomp).select { |l| l.start_with?('key=') }.map do |l|
-    URI.decode_www_form_component(l.split(' ', 2)[0][4..]).b
-  end
-end
 
 def confirm_on_servers(what, servers, keys, place, namespace)
   mc_flush_all(servers)
@@ -205,5 +157,5 @@ if confirm
 end
 header << "# #{count} cases.\n\n"
 File.write(out_path, header + out.rstrip + "\n")
-notes.each { |n| warn "gen_dalli: #{n}" }
-warn "gen_dalli: wrote #{out_path} (#{count} cases)"
+notes.each { |n| note n }
+note "wrote #{out_path} (#{count} cases)"

@@ -1,16 +1,25 @@
 <?php
 // SPDX-License-Identifier: MIT
 //
-// gen_php_common.php: shared helpers of gen_php_memcached.php and
-// gen_php_memcache.php (keys, server lists, output format, and the check on
-// real memcached servers).
+// gen_php_common.php: helpers shared by the PHP generators: keys.txt,
+// messages, server lists, output format and the check on real memcached
+// servers for gen_php_memcached.php and gen_php_memcache.php; keys.txt,
+// messages, the index map and the raw access to real memcached servers
+// (commands, flush_all, lru_crawler metadump) for gen_prefix_php.php too.
+// Each script defines GOLDEN_WHO, the name its messages start with, before
+// it requires this file.
 
 const GOLDEN_NS = [1, 2, 3, 5, 10, 25];
 
 function fail(string $msg): void
 {
-    fwrite(STDERR, "gen_php: $msg\n");
+    fwrite(STDERR, GOLDEN_WHO . ": $msg\n");
     exit(1);
+}
+
+function note(string $msg): void
+{
+    fwrite(STDERR, GOLDEN_WHO . ": $msg\n");
 }
 
 // keys.txt as raw bytes, one key per line (PHP strings are byte strings: the
@@ -68,11 +77,12 @@ function server_list(string $layout, int $n): array
     return $out;
 }
 
-// Maps "host:port" back to the server's index in the list.
+// Maps "host:port" back to the server's index in the list (servers as
+// [host, port, ...]).
 function index_map(array $servers): array
 {
     $map = [];
-    foreach ($servers as $i => [$host, $port, $w]) {
+    foreach ($servers as $i => [$host, $port]) {
         $id = "$host:$port";
         if (isset($map[$id])) {
             fail("duplicate server $id");
@@ -96,6 +106,8 @@ function case_text(string $id, string $client, string $profile, array $options, 
 
 // ------------------------------------------------------------ real servers
 
+// Sends one command on a new connection and reads until the answer ends with
+// $until (or, for "END\r\n", is a one-line BUSY from a busy crawler).
 function mc_command(string $host, int $port, string $cmd, string $until): string
 {
     $errno = 0;
@@ -117,14 +129,18 @@ function mc_command(string $host, int $port, string $cmd, string $until): string
             fail("$host:$port timed out during '" . trim($cmd) . "'");
         }
         $buf .= $chunk;
+        if ($until === "END\r\n" && str_starts_with($buf, 'BUSY') && str_ends_with($buf, "\r\n")) {
+            break;
+        }
     }
     fclose($sock);
     return $buf;
 }
 
+// flush_all on every server (servers as [host, port, ...]).
 function mc_flush_all(array $servers): void
 {
-    foreach ($servers as [$host, $port, $w]) {
+    foreach ($servers as [$host, $port]) {
         $r = mc_command($host, $port, "flush_all\r\n", "\r\n");
         if ($r !== "OK\r\n") {
             fail("flush_all on $host:$port answered " . trim($r));
@@ -132,12 +148,22 @@ function mc_flush_all(array $servers): void
     }
 }
 
-// Every key a server holds (lru_crawler metadump: key=<url-encoded bytes>).
+// One lru_crawler metadump of a server: the keys it lists, as bytes (metadump
+// writes them %XX-encoded, "key=<encoded> ..." lines ending in "\n", the
+// answer in "END\r\n"). A busy crawler is asked again, up to 100 times.
 function mc_dump_keys(string $host, int $port): array
 {
-    $r = mc_command($host, $port, "lru_crawler metadump all\r\n", "END\r\n");
+    for ($try = 0; $try < 100; $try++) {
+        $r = mc_command($host, $port, "lru_crawler metadump all\r\n", "END\r\n");
+        if (!str_starts_with($r, 'BUSY')) {
+            break;
+        }
+        usleep(50000);
+    }
+    if (!str_ends_with($r, "END\r\n")) {
+        fail("$host:$port: metadump answered " . trim($r));
+    }
     $keys = [];
-    // Lines end in "\n" (not "\r\n"); the answer ends in "END\r\n".
     foreach (explode("\n", $r) as $line) {
         $line = rtrim($line, "\r");
         if (str_starts_with($line, 'key=')) {

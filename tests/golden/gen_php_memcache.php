@@ -11,6 +11,7 @@
 // servers (127.0.99.1-5:21981-21985, started by gen_php.sh): every key is
 // stored with Memcache::set() and every server is asked which keys it holds.
 
+const GOLDEN_WHO = 'gen_php';
 require __DIR__ . '/gen_php_common.php';
 
 [$_, $keys_path, $out_path, $versions] = $argv;
@@ -106,6 +107,6 @@ $header = "# php_memcache.golden: written by tests/golden/gen_php.sh (gen_php_me
     . "# $count cases.\n\n";
 file_put_contents($out_path, $header . rtrim($out) . "\n") !== false || fail("cannot write $out_path");
 foreach ($notes as $n) {
-    fwrite(STDERR, "gen_php: $n\n");
+    note($n);
 }
-fwrite(STDERR, "gen_php: wrote $out_path ($count cases)\n");
+note("wrote $out_path ($count cases)");

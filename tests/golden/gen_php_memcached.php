@@ -10,6 +10,7 @@
 // stored with Memcached::set() and every server is asked which keys it holds.
 // Keys are passed as their raw UTF-8 bytes.
 
+const GOLDEN_WHO = 'gen_php';
 require __DIR__ . '/gen_php_common.php';
 
 [$_, $keys_path, $out_path, $versions] = $argv;
@@ -172,6 +173,6 @@ $header = "# php_memcached.golden: written by tests/golden/gen_php.sh (gen_php_m
     . "# $count cases.\n\n";
 file_put_contents($out_path, $header . rtrim($out) . "\n") !== false || fail("cannot write $out_path");
 foreach ($notes as $n) {
-    fwrite(STDERR, "gen_php: $n\n");
+    note($n);
 }
-fwrite(STDERR, "gen_php: wrote $out_path ($count cases)\n");
+note("wrote $out_path ($count cases)");

@@ -21,63 +21,17 @@
 # table's header and on stderr. Keys are Ruby Strings read from keys.txt as
 # UTF-8.
 require 'dalli'
-require 'socket'
+require_relative 'gen_dalli_common' # fail!, note, read_keys, client_options, mc_*
+
+GOLDEN_WHO = 'gen_prefix_dalli'
 
 keys_path, out_path, versions, net = ARGV
 
-def fail!(msg)
-  warn "gen_prefix_dalli: #{msg}"
-  exit 1
-end
-
-def note(msg)
-  warn "gen_prefix_dalli: #{msg}"
-end
-
 Dalli.logger.level = Logger::ERROR
 
-keys = File.read(keys_path, mode: 'r:UTF-8').split("\n", -1)
-fail!("#{keys_path} must end with a newline") unless keys.last == ''
-keys.pop
-keys.each_with_index do |k, i|
-  fail!("#{keys_path}: line #{i + 1} is empty or not valid UTF-8") if k.empty? || !k.valid_encoding?
-end
+keys = read_keys(keys_path)
 
 # ------------------------------------------------------------ raw server access
-
-def mc_command(host, port, cmd, until_suffix)
-  sock = Socket.tcp(host, port, connect_timeout: 5)
-  sock.write(cmd)
-  buf = +''.b
-  deadline = Time.now + 20
-  until buf.end_with?(until_suffix)
-    fail!("#{host}:#{port} timed out during #{cmd.strip}") if Time.now > deadline
-    next unless IO.select([sock], nil, nil, 1)
-
-    chunk = sock.read_nonblock(65_536, exception: false)
-    fail!("#{host}:#{port} closed the connection during #{cmd.strip}") if chunk.nil?
-    buf << chunk unless chunk == :wait_readable
-    break if until_suffix == "END\r\n" && buf.start_with?('BUSY') && buf.end_with?("\r\n")
-  end
-  sock.close
-  buf
-end
-
-# One lru_crawler metadump of the server: its keys as binary Strings
-# (metadump writes them %XX-encoded).
-def metadump(host, port)
-  r = nil
-  100.times do
-    r = mc_command(host, port, "lru_crawler metadump all\r\n", "END\r\n")
-    break unless r.start_with?('BUSY')
-
-    sleep 0.05
-  end
-  fail!("#{host}:#{port}: metadump answered #{r.strip}") unless r.end_with?("END\r\n")
-  r.split("\n").select { |l| l.start_with?('key=') }.map do |l|
-    l.split(' ', 2)[0][4..].gsub(/%([0-9A-Fa-f]{2})/) { Regexp.last_match(1).hex.chr }.b
-  end
-end
 
 # Every key the server holds, each once. The crawler walks the LRU segments
 # one after the other, so an item moving between them during a walk can be
@@ -86,7 +40,7 @@ def dump_keys(host, port)
   seen = {}
   10.times do |pass|
     added = 0
-    metadump(host, port).each do |k|
+    mc_dump_keys(host, port).each do |k|
       next if seen.key?(k)
 
       seen[k] = true
@@ -98,10 +52,7 @@ def dump_keys(host, port)
 end
 
 def flush_servers(servers)
-  servers.each do |h, p|
-    r = mc_command(h, p, "flush_all\r\n", "\r\n")
-    fail!("flush_all on #{h}:#{p} answered #{r.strip}") unless r == "OK\r\n"
-  end
+  mc_flush_all(servers)
   servers.each do |h, p|
     fail!("#{h}:#{p} still holds keys after flush_all") unless dump_keys(h, p).empty?
   end
@@ -124,10 +75,6 @@ end
 
 def server_strings(servers)
   servers.map { |h, p| "#{h}:#{p}:1" }
-end
-
-def client_options(namespace)
-  namespace ? { namespace: namespace } : {}
 end
 
 # One run: flush, store every key through a real client (value "v<i>", raw),

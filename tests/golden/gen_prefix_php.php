@@ -23,89 +23,12 @@
 // the server: what each client sends for such a key is checked on a listening
 // socket.
 
+const GOLDEN_WHO = 'gen_prefix_php';
+require __DIR__ . '/gen_php_common.php'; // fail, note, read_keys, index_map, mc_*
+
 [$_, $keys_path, $out_path, $versions, $net] = $argv;
 
-function fail(string $msg): void
-{
-    fwrite(STDERR, "gen_prefix_php: $msg\n");
-    exit(1);
-}
-
-function note(string $msg): void
-{
-    fwrite(STDERR, "gen_prefix_php: $msg\n");
-}
-
-// keys.txt as byte strings, one per line.
-function read_keys(string $path): array
-{
-    $text = file_get_contents($path);
-    if ($text === false || $text === '' || substr($text, -1) !== "\n") {
-        fail("$path is missing or does not end with a newline");
-    }
-    $keys = explode("\n", substr($text, 0, -1));
-    foreach ($keys as $i => $k) {
-        if ($k === '') {
-            fail("$path: empty key on line " . ($i + 1));
-        }
-    }
-    return $keys;
-}
-
 // ------------------------------------------------------------ raw server access
-
-function mc_command(string $host, int $port, string $cmd, string $until): string
-{
-    $errno = 0;
-    $errstr = '';
-    $sock = @stream_socket_client("tcp://$host:$port", $errno, $errstr, 5);
-    if ($sock === false) {
-        fail("cannot connect to $host:$port: $errstr");
-    }
-    stream_set_timeout($sock, 20);
-    fwrite($sock, $cmd);
-    $buf = '';
-    while (!str_ends_with($buf, $until)) {
-        $chunk = fread($sock, 65536);
-        if ($chunk === false || ($chunk === '' && feof($sock))) {
-            fail("$host:$port closed the connection during '" . trim($cmd) . "'");
-        }
-        if (stream_get_meta_data($sock)['timed_out']) {
-            fail("$host:$port timed out during '" . trim($cmd) . "'");
-        }
-        $buf .= $chunk;
-        // A busy crawler answers with one line.
-        if ($until === "END\r\n" && str_starts_with($buf, 'BUSY') && str_ends_with($buf, "\r\n")) {
-            break;
-        }
-    }
-    fclose($sock);
-    return $buf;
-}
-
-// One lru_crawler metadump of the server: its keys as bytes (metadump
-// writes them %XX-encoded).
-function metadump(string $host, int $port): array
-{
-    for ($try = 0; $try < 100; $try++) {
-        $r = mc_command($host, $port, "lru_crawler metadump all\r\n", "END\r\n");
-        if (!str_starts_with($r, 'BUSY')) {
-            break;
-        }
-        usleep(50000);
-    }
-    if (!str_ends_with($r, "END\r\n")) {
-        fail("$host:$port: metadump answered " . trim($r));
-    }
-    $keys = [];
-    foreach (explode("\n", $r) as $line) {
-        if (str_starts_with($line, 'key=')) {
-            $end = strpos($line, ' ');
-            $keys[] = rawurldecode(substr($line, 4, $end === false ? null : $end - 4));
-        }
-    }
-    return $keys;
-}
 
 // Every key the server holds, each once. The crawler walks the LRU segments
 // one after the other, so an item moving between them during a walk can be
@@ -116,7 +39,7 @@ function dump_keys(array $server): array
     $seen = [];
     for ($pass = 0; $pass < 10; $pass++) {
         $added = 0;
-        foreach (metadump($host, $port) as $k) {
+        foreach (mc_dump_keys($host, $port) as $k) {
             if (!isset($seen[$k])) {
                 $seen[$k] = true;
                 $added++;
@@ -131,12 +54,7 @@ function dump_keys(array $server): array
 
 function flush_servers(array $servers): void
 {
-    foreach ($servers as [$host, $port]) {
-        $r = mc_command($host, $port, "flush_all\r\n", "\r\n");
-        if ($r !== "OK\r\n") {
-            fail("flush_all on $host:$port answered " . trim($r));
-        }
-    }
+    mc_flush_all($servers);
     foreach ($servers as $s) {
         if (dump_keys($s) !== []) {
             fail("$s[0]:$s[1] still holds keys after flush_all");
@@ -377,18 +295,14 @@ foreach ($cases as $c) {
 
     // The client's own placement API, with the prefix set.
     $m = make_client($c, $servers, $prefix, false);
+    $index = index_map($servers);
     $api_disagree = [];
     foreach ($keys as $i => $k) {
         $r = $m->getServerByKey($k);
         if (!is_array($r)) {
             fail("{$c['id']}: getServerByKey(" . bin2hex($k) . ') failed: ' . $m->getResultMessage());
         }
-        $api = null;
-        foreach ($servers as $s => [$host, $port]) {
-            if ($r['host'] === $host && $r['port'] === $port) {
-                $api = $s;
-            }
-        }
+        $api = $index[$r['host'] . ':' . $r['port']] ?? null;
         if ($api === null) {
             fail("{$c['id']}: getServerByKey returned unknown server {$r['host']}:{$r['port']}");
         }
