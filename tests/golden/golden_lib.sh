@@ -2,9 +2,10 @@
 # golden_lib.sh: what the shell generators share, sourced by them.
 #   golden_install PKG...         installs the Debian packages that are missing
 #   golden_version PKG            a package's installed version
-#   golden_start_servers WHO NET  starts five memcached servers on 127.0.NET.1-5,
-#                                 ports 21981-21985, waits until each accepts
-#                                 connections (bounded), and stops them on exit
+#   golden_start_servers WHO NET [COUNT]
+#                                 starts COUNT (default five) memcached servers on
+#                                 127.0.NET.1-COUNT, ports 21981 on, waits until each
+#                                 accepts connections (bounded), and stops them on exit
 # Every generator also gets $golden_tmp, a scratch folder removed on exit.
 
 golden_install() {
@@ -32,12 +33,12 @@ golden_cleanup() {
 trap golden_cleanup EXIT
 
 golden_start_servers() {
-  local who=$1 net=$2 i ok first=${#golden_pids[@]}
-  for i in 1 2 3 4 5; do
+  local who=$1 net=$2 count=${3:-5} i ok first=${#golden_pids[@]}
+  for i in $(seq 1 "$count"); do
     memcached -u nobody -l "127.0.$net.$i" -p $((21980 + i)) -U 0 -m 64 &
     golden_pids+=($!)
   done
-  for i in 1 2 3 4 5; do
+  for i in $(seq 1 "$count"); do
     ok=0
     for _ in $(seq 1 200); do
       if (exec 3<>"/dev/tcp/127.0.$net.$i/$((21980 + i))") 2>/dev/null; then ok=1; break; fi
