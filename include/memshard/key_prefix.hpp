@@ -48,6 +48,17 @@ enum class PrefixHashing : std::uint8_t {
   return hashing == PrefixHashing::kBareKey ? "bare_key" : "prefixed_key";
 }
 
+namespace detail {
+
+/// placement_part: `sent` without its first `skip` bytes (a prefix the
+/// placement does not hash), or whole when it is shorter.
+[[nodiscard]] constexpr auto placement_part(std::string_view sent, std::size_t skip) noexcept
+    -> std::string_view {
+  return sent.size() >= skip ? sent.substr(skip) : sent;
+}
+
+}  // namespace detail
+
 /// KeyPrefix: a validated key prefix and its PrefixHashing. An empty prefix
 /// is no prefix: every key is sent and placed as it is. Immutable; copying
 /// copies the prefix. The key rules (check_key) apply to the sent key, so a
@@ -110,7 +121,7 @@ class KeyPrefix {
   /// must be a key made by sent_key (or shorter than the prefix: then it is
   /// returned whole).
   [[nodiscard]] auto placement_key(std::string_view sent) const noexcept -> std::string_view {
-    return sent.size() >= skip_ ? sent.substr(skip_) : sent;
+    return detail::placement_part(sent, skip_);
   }
 
   /// strip: the application's key of a key a server holds (from a listing),

@@ -31,6 +31,7 @@
 #include "memshard/client/migration.hpp"
 #include "memshard/client/server_health.hpp"
 #include "memshard/detail/throw.hpp"
+#include "memshard/key_prefix.hpp"
 #include "memshard/locator.hpp"
 #include "memshard/migration_options.hpp"
 #include "memshard/server.hpp"
@@ -66,7 +67,7 @@ struct FleetSnapshot {
 
   /// placement_key: the part of the sent key `key` that the placement hashes.
   [[nodiscard]] auto placement_key(std::string_view key) const noexcept -> std::string_view {
-    return key.size() >= placement_skip ? key.substr(placement_skip) : key;
+    return detail::placement_part(key, placement_skip);
   }
   /// locate: the member index of the sent key `key` (a placed server).
   [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {

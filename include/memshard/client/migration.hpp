@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memshard/key_prefix.hpp"
 #include "memshard/locator.hpp"
 #include "memshard/migration_options.hpp"
 #include "memshard/server.hpp"
@@ -133,8 +134,7 @@ struct MigrationPlacement {
   /// old_owner: the member that held the sent key `key` under the old
   /// placement.
   [[nodiscard]] auto old_owner(std::string_view key) const noexcept -> std::size_t {
-    return member_of[locator->locate(key.size() >= placement_skip ? key.substr(placement_skip)
-                                                                  : key)];
+    return member_of[locator->locate(detail::placement_part(key, placement_skip))];
   }
 };
 
