@@ -7,6 +7,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <cerrno>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -69,6 +70,27 @@ TEST(ReturnCodesTest, OnlyTimeoutsAndConnectionFailuresCountAgainstAServer) {
   }
   EXPECT_FALSE(memshard::is_server_failure(to_errc(MEMCACHED_NOTFOUND)));
   EXPECT_TRUE(memshard::is_server_failure(to_errc(MEMCACHED_TIMEOUT)));
+}
+
+// libmemcached answers a bare FAILURE when the replies it reads before a
+// blocked write find the connection reset: only the errno says so.
+TEST(ReturnCodesTest, ABareFailureOnAResetConnectionIsAConnectionFailure) {
+  for (const int error : {ECONNRESET, EPIPE, ECONNREFUSED, ENOTCONN, ETIMEDOUT, EHOSTUNREACH}) {
+    EXPECT_EQ(to_errc(MEMCACHED_FAILURE, error), Errc::kConnectionFailure) << error;
+    EXPECT_TRUE(memshard::is_server_failure(to_errc(MEMCACHED_FAILURE, error))) << error;
+  }
+  // Without a socket's errno a FAILURE stays what it was.
+  for (const int error : {0, EINVAL, ENOMEM, EAGAIN}) {
+    EXPECT_EQ(to_errc(MEMCACHED_FAILURE, error), to_errc(MEMCACHED_FAILURE)) << error;
+  }
+  EXPECT_EQ(to_errc(MEMCACHED_FAILURE), Errc::kProtocolError);
+  // The errno never changes any other code: a miss on a reset socket is a miss.
+  for (int rc = 0; rc < MEMCACHED_MAXIMUM_RETURN; ++rc) {
+    const auto code = static_cast<memcached_return_t>(rc);
+    if (code != MEMCACHED_FAILURE) {
+      EXPECT_EQ(to_errc(code, ECONNRESET), to_errc(code)) << memcached_strerror(nullptr, code);
+    }
+  }
 }
 
 TEST(ReturnCodesTest, KeepFetchCodeOnlyRaisesAZeroCount) {

@@ -344,7 +344,11 @@ class ClientCore {
     const std::size_t server = route.server;
     ServerHealth& state = health(server);
     state.operations.fetch_add(1, std::memory_order_relaxed);
-    const Errc code = to_errc(rc);
+    // A bare FAILURE says no more than its errno (to_errc): the only case
+    // where the handle's errno is read before the outcome is known.
+    const Errc code = rc == MEMCACHED_FAILURE && cause.empty() && own_handle
+                          ? to_errc(rc, pool_.last_errno(server))
+                          : to_errc(rc);
     if (code == Errc::kOk && !route.probe &&
         state.consecutive_failures.load(std::memory_order_relaxed) == 0) [[likely]] {
       return Status(Errc::kOk, rc, server);  // a healthy server stays healthy: nothing to record

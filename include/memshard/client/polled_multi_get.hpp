@@ -263,6 +263,9 @@ class PolledMultiGet {
       }
       if (cause.empty() && rc == routes.causes[s] && routes.errnos[s] != 0) {
         cause = std::generic_category().message(routes.errnos[s]);
+        if (to_errc(rc, routes.errnos[s]) == Errc::kConnectionFailure) {
+          rc = MEMCACHED_CONNECTION_FAILURE;  // a bare FAILURE on a reset socket
+        }
       }
       broken = broken || !memcached_success(rc);
       plan.settled[s] = 1;

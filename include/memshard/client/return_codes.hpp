@@ -7,6 +7,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <cerrno>
 #include <string_view>
 
 #include "memshard/result.hpp"
@@ -109,6 +110,41 @@ inline constexpr memcached_return_t kStrayReply = MEMCACHED_PROTOCOL_ERROR;
     default:
       return Errc::kProtocolError;
   }
+}
+
+/// is_connection_errno: `error` is the socket's own failure (the peer reset
+/// or closed it, the route is gone, the connection timed out), not a
+/// property of the request.
+[[nodiscard]] constexpr auto is_connection_errno(int error) noexcept -> bool {
+  switch (error) {
+    case ECONNRESET:
+    case ECONNABORTED:
+    case ECONNREFUSED:
+    case EPIPE:
+    case ENOTCONN:
+    case ESHUTDOWN:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case ENETUNREACH:
+    case ENETDOWN:
+    case ENETRESET:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// to_errc: `rc` as an Errc, where `error` is the errno libmemcached recorded
+/// with it. A write that would block makes libmemcached read the replies
+/// still owed first; when that read finds the connection reset, it answers a
+/// bare MEMCACHED_FAILURE, whose errno alone says the server's connection
+/// failed: a connection failure, which counts toward ejection.
+[[nodiscard]] inline auto to_errc(memcached_return_t rc, int error) noexcept -> Errc {
+  if (rc == MEMCACHED_FAILURE && is_connection_errno(error)) {
+    return Errc::kConnectionFailure;
+  }
+  return to_errc(rc);
 }
 
 }  // namespace detail
