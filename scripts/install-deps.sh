@@ -5,9 +5,10 @@
 # arguments. Safe to run again: it does nothing when everything is present.
 set -euo pipefail
 
-# sasl2-bin (saslpasswd2) and libsasl2-modules (PLAIN, CRAM-MD5): the SASL tests.
+# zlib1g-dev and libzstd-dev: the value codecs (memshard::codecs). sasl2-bin (saslpasswd2) and
+# libsasl2-modules (PLAIN, CRAM-MD5): the SASL tests.
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
-  libbenchmark-dev libsqlite3-dev sasl2-bin libsasl2-modules "$@")
+  zlib1g-dev libzstd-dev libbenchmark-dev libsqlite3-dev sasl2-bin libsasl2-modules "$@")
 
 # nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
 packages+=(nftables iproute2)
