@@ -3,12 +3,11 @@
 // both; reading the one it does not hold throws BadCodecAccess, with the error
 // in the message.
 
-#include "memshard/codecs/codec_result.hpp"
-
 #include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "memshard/codecs/codec_result.hpp"
 
 namespace {
 
@@ -38,8 +37,9 @@ TEST(CodecResultTest, AnErrorIsReadAndItsValueRefused) {
     (void)result.value();
     FAIL() << "value() of an error";
   } catch (const BadCodecAccess& error) {
-    EXPECT_STREQ(error.what(),
-                 "memshard: value() of a failed codec result: corrupt: zlib: at byte 3: bad header");
+    EXPECT_STREQ(
+        error.what(),
+        "memshard: value() of a failed codec result: corrupt: zlib: at byte 3: bad header");
   }
   std::ostringstream out;
   out << result.error();

@@ -3,14 +3,14 @@
 // kinds, maps keep their order and find string keys, and equality compares
 // kind and content (a string is not bytes, 1 is not 1.0).
 
-#include "memshard/codecs/value.hpp"
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "memshard/codecs/value.hpp"
 
 namespace {
 
@@ -63,7 +63,7 @@ TEST(ValueTest, MapsKeepTheirOrderAndFindStringKeys) {
   EXPECT_EQ(row.as_map()[2].first, Value(7));
   ASSERT_NE(row.find("a"), nullptr);
   EXPECT_EQ(*row.find("a"), Value::list({2, 3}));  // the first entry of a duplicate key
-  EXPECT_EQ(row.find("7"), nullptr);                // an integer key is not the string "7"
+  EXPECT_EQ(row.find("7"), nullptr);               // an integer key is not the string "7"
   EXPECT_EQ(row.find("missing"), nullptr);
   EXPECT_EQ(Value::list({1}).find("a"), nullptr);
   row.as_map().emplace_back("new", true);
@@ -94,6 +94,15 @@ TEST(ValueTest, KindNamesAreThoseMemshardGetPrints) {
   EXPECT_EQ(to_string(ValueKind::kList), "list");
   EXPECT_EQ(to_string(ValueKind::kMap), "map");
   EXPECT_EQ(to_string(ValueKind::kSerialized), "serialized");
+}
+
+TEST(ValueTest, PrintsReadably) {
+  std::ostringstream out;
+  out << Value::map({{"a", 1}, {7, Value::list({2.5, true, Value()})}}) << " "
+      << Value::bytes(std::string("\0\xffz", 3)) << " " << Value("q\"\n") << " "
+      << Value::serialized("pickle", "abc");
+  EXPECT_EQ(out.str(),
+            "{\"a\": 1, 7: [2.5, true, null]} b\"\\x00\\xffz\" \"q\\\"\\x0a\" <pickle, 3 bytes>");
 }
 
 }  // namespace

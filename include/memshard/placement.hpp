@@ -2,10 +2,12 @@
 #ifndef MEMSHARD_PLACEMENT_HPP_
 #define MEMSHARD_PLACEMENT_HPP_
 
-// placement.hpp: all of placement (keys, servers, hashers, locators, profiles), the
-// memshard::placement target, which needs nothing but a C++20 compiler (no libmemcached).
+// placement.hpp: all of placement (keys, servers, hashers, locators, profiles, and the
+// codecs' Value and Codec concept), the memshard::placement target, which needs nothing but a
+// C++20 compiler (no libmemcached, no zlib).
 
 #include "memshard/any_locator.hpp"
+#include "memshard/codecs/any_codec.hpp"
 #include "memshard/continuum_locators.hpp"
 #include "memshard/crc32.hpp"
 #include "memshard/errors.hpp"

@@ -23,7 +23,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "memshard did not configure without libmemcached")
 endif()
 foreach(said IN ITEMS "only memshard::placement is built and installed"
-                      "the tests, benchmarks and examples need libmemcached: skipped")
+                      "the tests, benchmarks and examples need libmemcached, zlib and zstd: skipped")
   string(FIND "${out}" "${said}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "configuring without libmemcached did not say: ${said}")

@@ -13,9 +13,11 @@
 // String). A map's keys are Values (PHP arrays have integer keys, Ruby hashes
 // any key); find() looks up string keys.
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -203,6 +205,69 @@ class Value {
   std::variant<std::monostate, bool, std::int64_t, double, std::string, List, Map, SerializedObject>
       data_;
 };
+
+/// operator<<: a Value as readable text for logs and test failures (not a
+/// format to parse): JSON-like, bytes as b"\xNN...", a string longer than 64
+/// bytes cut there (with its length), a serialized object as <format, N bytes>.
+inline auto operator<<(std::ostream& out, const Value& value) -> std::ostream& {
+  switch (value.kind()) {
+    case ValueKind::kNull:
+      return out << "null";
+    case ValueKind::kBool:
+      return out << (value.as_bool() ? "true" : "false");
+    case ValueKind::kInt:
+      return out << value.as_int();
+    case ValueKind::kFloat: {
+      char text[32];
+      const auto end = std::to_chars(text, text + sizeof text, value.as_double()).ptr;
+      return out << std::string_view(text, static_cast<std::size_t>(end - text));
+    }
+    case ValueKind::kString:
+    case ValueKind::kBytes: {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      out << (value.is_bytes() ? "b\"" : "\"");
+      constexpr std::size_t kShown = 64;  // a long text is cut: this is for people
+      const std::string& text = value.as_string();
+      for (const char c : std::string_view(text).substr(0, kShown)) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+          out << '\\' << c;
+        } else if (byte < 0x20 || byte == 0x7f || (value.is_bytes() && byte >= 0x80)) {
+          out << "\\x" << kDigits[byte >> 4U] << kDigits[byte & 0xfU];
+        } else {
+          out << c;
+        }
+      }
+      if (text.size() > kShown) {
+        out << "...\" (" << text.size() << " bytes)";
+        return out;
+      }
+      return out << '"';
+    }
+    case ValueKind::kList: {
+      out << '[';
+      const char* separator = "";
+      for (const Value& item : value.as_list()) {
+        out << separator << item;
+        separator = ", ";
+      }
+      return out << ']';
+    }
+    case ValueKind::kMap: {
+      out << '{';
+      const char* separator = "";
+      for (const auto& [key, item] : value.as_map()) {
+        out << separator << key << ": " << item;
+        separator = ", ";
+      }
+      return out << '}';
+    }
+    case ValueKind::kSerialized:
+      return out << '<' << value.as_serialized().format << ", " << value.as_serialized().data.size()
+                 << " bytes>";
+  }
+  return out;
+}
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CODECS_DETAIL_UTF8_HPP_
+#define MEMSHARD_CODECS_DETAIL_UTF8_HPP_
+
+// codecs/detail/utf8.hpp: is_utf8, whether bytes are well-formed UTF-8 (RFC
+// 3629: no overlong forms, no surrogates, nothing above U+10FFFF), which is
+// what the Python, Java and JSON readers demand of text.
+
+#include <cstddef>
+#include <string_view>
+
+#include "memshard/version.hpp"
+
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
+
+/// utf8_error_at: the offset of the first byte that breaks UTF-8 in `text`,
+/// or text.size() when it is all well-formed.
+[[nodiscard]] constexpr auto utf8_error_at(std::string_view text) noexcept -> std::size_t {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    if (lead < 0x80) {
+      ++at;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) {
+      length = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      low = lead == 0xe0 ? 0xa0 : 0x80;   // no overlong form
+      high = lead == 0xed ? 0x9f : 0xbf;  // no surrogate
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      low = lead == 0xf0 ? 0x90 : 0x80;   // no overlong form
+      high = lead == 0xf4 ? 0x8f : 0xbf;  // nothing above U+10FFFF
+    } else {
+      return at;
+    }
+    if (text.size() - at < length) {
+      return at;
+    }
+    const auto second = static_cast<unsigned char>(text[at + 1]);
+    if (second < low || second > high) {
+      return at;
+    }
+    for (std::size_t i = 2; i < length; ++i) {
+      const auto next = static_cast<unsigned char>(text[at + i]);
+      if (next < 0x80 || next > 0xbf) {
+        return at;
+      }
+    }
+    at += length;
+  }
+  return at;
+}
+
+/// is_utf8: `text` is well-formed UTF-8.
+[[nodiscard]] constexpr auto is_utf8(std::string_view text) noexcept -> bool {
+  return utf8_error_at(text) == text.size();
+}
+
+}  // namespace detail
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
+
+#endif  // MEMSHARD_CODECS_DETAIL_UTF8_HPP_

@@ -1,0 +1,1233 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CODECS_RUBY_MARSHAL_HPP_
+#define MEMSHARD_CODECS_RUBY_MARSHAL_HPP_
+
+// codecs/ruby_marshal.hpp: marshal_load and marshal_dump, Ruby's Marshal
+// format 4.8 for the values Dalli stores (Dalli's default serializer writes
+// every value with Marshal.dump, Strings included, under flag 0x1), written
+// byte for byte as Ruby 3.1 writes them.
+//
+// A stream is the version `04 08` and one object. Each object starts with a
+// type byte:
+//
+//   0 T F                  nil, true, false
+//   i <long>               Fixnum: Ruby writes it for -2^30 .. 2^30-1
+//   l <+|-> <long n> <2n bytes>  Bignum: sign, count of 16-bit words, the
+//                          magnitude little-endian (2^40 is `l + 08 00 00 00 00 00 01`)
+//   f <long n> <n bytes>   Float as text: the shortest digits that read back
+//                          as the double, in exponent form when the decimal
+//                          point is more than 3 places left of the digits or
+//                          right of their end (3.25, 0.3333333333333333,
+//                          0.0001, 1e-5, 1e2 for 100.0, 1e21,
+//                          4.611686018427388e18), or 0, -0, inf, -inf, nan
+//   " <long n> <n bytes>   String: its bytes (binary, ASCII-8BIT, as is)
+//   : <long n> <n bytes>   Symbol; ; <long k> is the k-th Symbol written before
+//   [ <long n> <n objects> Array
+//   { <long n> <n key, value pairs>   Hash; } is a Hash with a default value
+//                          (the default follows the pairs)
+//   @ <long k>             the k-th object written before (a back-reference)
+//   I <object> <long n> <n Symbol, object pairs>   the object's instance
+//                          variables: a String's encoding is `:E` true
+//                          (UTF-8), `:E` false (US-ASCII) or `:encoding` and
+//                          the encoding's name as a String
+//   o c m M e C u U d S /  an Object, Class, Module, extended or user-class
+//                          object, _dump or marshal_dump data, Data, Struct,
+//                          Regexp: each names a class or module
+//
+// A <long> is packed: 00 is 0; 05..7f are 0..122 (the byte minus 5); 80..fb
+// are -123..0 (the signed byte plus 5); 01..04 are followed by that many
+// bytes of an unsigned little-endian number; ff..fc by that many bytes that
+// replace the low bytes of -1. Ruby writes the shortest form (0 as 00).
+//
+// Symbols are numbered from 0 in the order they are first written; so are
+// objects: every String, Array, Hash, Float and Bignum (and every class
+// instance), as it starts, nil, true, false, Fixnums and Symbols excepted.
+// Ruby writes `@` for an object it has already written. A tree of values has
+// such repeats where Ruby shares objects: a Float in the "flonum" range
+// (exponent bits 0x300..0x4ff, and +0.0) is one object per value, so a
+// repeated 1.5 is written as `@`; Hash keys that are Strings are interned, so
+// a key equal (same bytes, same encoding) to an earlier key is written as
+// `@`; an encoding name String is written once and linked after that. The
+// first UTF-8 String writes the Symbol E (`: 06 45`), later ones link it
+// (`; 00` when E is the first Symbol).
+//
+// marshal_load decodes nil, true, false, Fixnum and Bignum (int64, else
+// kTooLarge), Float, String (kString when an encoding is declared, kBytes
+// for a binary String), Symbol (kString), Array (list), Hash (map, keys of
+// any kind) and links (a copy of the object linked to). Anything that names a
+// class or module, a Hash with a default, instance variables other than a
+// String's encoding, and a link back into an unfinished object (a cycle) are
+// recognised and kept: the whole input decodes to
+// Value::serialized("ruby-marshal", input). No class is ever looked up or
+// instantiated. Links can repeat an object many times: the decoded value may
+// hold at most kMarshalLinkGrowth times as many nodes plus string bytes as
+// the input has bytes (and at most limits.max_size), which is checked before
+// anything is built. Ruby's own Marshal.load ignores bytes after the object;
+// marshal_load refuses them (kCorrupt). Ruby 1.8's Float form (text, NUL,
+// binary mantissa) is kUnsupported.
+//
+// marshal_dump writes kString as a UTF-8 String, kBytes as a binary String,
+// lists as Arrays, maps as Hashes, ints as Fixnums or Bignums, with Ruby's
+// Symbol and object links. A Float that is not a flonum (1e300, -0.0,
+// infinities, NaN) is written as a separate object each time, as Ruby does
+// for Floats computed separately (Ruby links a repeated Float::INFINITY
+// constant, one object; a Value cannot say that).
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/value.hpp"
+#include "memshard/version.hpp"
+
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+
+/// kMarshalLinkGrowth: how many times the input's size the nodes plus string
+/// bytes of a decoded value may reach (links and Symbol links repeat data).
+inline constexpr std::size_t kMarshalLinkGrowth = 8;
+
+/// kMarshalMaxDumpDepth: the deepest nesting of lists and maps marshal_dump
+/// writes.
+inline constexpr std::size_t kMarshalMaxDumpDepth = 4096;
+
+namespace detail {
+
+inline constexpr std::string_view kMarshalFormat = "ruby-marshal";
+
+/// marshal_error: a CodecError "ruby-marshal: at byte <at>: <what>".
+[[nodiscard]] inline auto marshal_error(CodecErrc code, std::size_t at, const std::string& what)
+    -> CodecError {
+  return CodecError(code, "ruby-marshal: at byte " + std::to_string(at) + ": " + what);
+}
+
+/// marshal_byte_name: a type byte as a message shows it: 'x' or 0x1f.
+[[nodiscard]] inline auto marshal_byte_name(unsigned char byte) -> std::string {
+  if (byte >= 0x21 && byte < 0x7f) {
+    return std::string{'\'', static_cast<char>(byte), '\''};
+  }
+  constexpr std::string_view kHex = "0123456789abcdef";
+  return std::string{'0', 'x', kHex[byte >> 4U], kHex[byte & 0xfU]};
+}
+
+/// marshal_add: a + b, saturating.
+[[nodiscard]] constexpr auto marshal_add(std::size_t a, std::size_t b) noexcept -> std::size_t {
+  return b > std::numeric_limits<std::size_t>::max() - a ? std::numeric_limits<std::size_t>::max()
+                                                         : a + b;
+}
+
+/// marshal_is_flonum: whether Ruby (64-bit) keeps the double with these bits
+/// as an immediate "flonum", one object per value: +0.0, and the doubles
+/// whose top three exponent bits are 011 or 100, except 2^-255 itself.
+[[nodiscard]] constexpr auto marshal_is_flonum(std::uint64_t bits) noexcept -> bool {
+  if (bits == 0) {
+    return true;
+  }
+  const std::uint64_t top = (bits >> 60U) & 0x7U;
+  return (top == 3 || top == 4) && bits != 0x3000000000000000ULL;
+}
+
+/// marshal_float_text: a double as Marshal.dump writes it after `f`.
+[[nodiscard]] inline auto marshal_float_text(double value) -> std::string {
+  if (std::isnan(value)) {
+    return "nan";
+  }
+  if (std::isinf(value)) {
+    return value < 0 ? "-inf" : "inf";
+  }
+  if (value == 0) {
+    return std::signbit(value) ? "-0" : "0";
+  }
+  const FloatDigits d = shortest_digits(value);
+  const std::string_view digits = d.view();
+  const auto count = static_cast<int>(digits.size());
+  std::string out;
+  if (d.negative) {
+    out.push_back('-');
+  }
+  if (d.decpt < -3 || d.decpt > count) {
+    out.push_back(digits[0]);
+    if (count > 1) {
+      out.push_back('.');
+      out.append(digits.substr(1));
+    }
+    out.push_back('e');
+    out.append(std::to_string(d.decpt - 1));
+  } else if (d.decpt > 0) {
+    const auto point = static_cast<std::size_t>(d.decpt);
+    out.append(digits.substr(0, point));
+    if (point < digits.size()) {
+      out.push_back('.');
+      out.append(digits.substr(point));
+    }
+  } else {
+    out.append("0.");
+    out.append(static_cast<std::size_t>(-d.decpt), '0');
+    out.append(digits);
+  }
+  return out;
+}
+
+/// marshal_parse_float: the double of a Float's text as Ruby 1.9 and later
+/// write it (decimal text, "inf", "-inf", "nan"), or nullopt.
+[[nodiscard]] inline auto marshal_parse_float(std::string_view text) noexcept
+    -> std::optional<double> {
+  if (text == "nan") {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (text == "inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (text == "-inf") {
+    return -std::numeric_limits<double>::infinity();
+  }
+  const std::size_t lead = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (lead == text.size() || !((text[lead] >= '0' && text[lead] <= '9') || text[lead] == '.')) {
+    return std::nullopt;
+  }
+  double value = 0;
+  const auto result =
+      std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// marshal_binary_encoding: whether an encoding name is Ruby's binary
+/// encoding (ASCII-8BIT, alias BINARY), compared without case.
+[[nodiscard]] constexpr auto marshal_binary_encoding(std::string_view name) noexcept -> bool {
+  auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (std::size_t at = 0; at < a.size(); ++at) {
+      char c = a[at];
+      if (c >= 'a' && c <= 'z') {
+        c = static_cast<char>(c - 'a' + 'A');
+      }
+      if (c != b[at]) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return same(name, "ASCII-8BIT") || same(name, "BINARY");
+}
+
+/// MarshalObject: what the first pass learns of one object of the object
+/// table: where to read it again, its size as a tree, whether it is finished.
+struct MarshalObject {
+  std::size_t start = 0;   ///< the offset of its first byte (its `I` wrapper's)
+  std::size_t cost = 1;    ///< nodes plus string bytes of its tree
+  std::size_t height = 0;  ///< nesting of lists and maps in it
+  std::string_view text;   ///< a String's bytes
+  unsigned char type = 0;  ///< its type byte
+  bool complete = false;   ///< read to its end (a link to it is not a cycle)
+};
+
+/// MarshalItem: one object as read: its Value when built, else what the
+/// first pass measures of it.
+struct MarshalItem {
+  Value value;
+  std::size_t cost = 1;
+  std::size_t height = 0;
+  std::string_view text;
+  unsigned char type = 0;
+};
+
+/// MarshalReader: marshal_load's two passes over one input. The first reads
+/// everything without building a value: it checks the format, fills the
+/// Symbol and object tables, measures the value's size and depth (links
+/// included) and notices anything kept opaque. The second, run only when the
+/// first found a value within the limits, builds it, reading a linked object
+/// again from its offset.
+class MarshalReader {
+ public:
+  MarshalReader(std::string_view input, const DecodeLimits& limits) noexcept
+      : input_(input), limits_(limits) {
+    const std::size_t twice = marshal_add(limits.max_depth, limits.max_depth);
+    frame_limit_ = marshal_add(twice, 4);
+  }
+
+  /// load: the decoded input (its first two bytes are the version, checked).
+  [[nodiscard]] auto load() -> CodecResult<Value> {
+    pos_ = 2;
+    MarshalItem top;
+    if (!read_value(top, false)) {
+      return std::move(*error_);
+    }
+    if (pos_ != input_.size()) {
+      return marshal_error(
+          CodecErrc::kCorrupt, pos_,
+          "trailing data after the value (" + std::to_string(input_.size() - pos_) + " bytes)");
+    }
+    if (opaque_) {
+      return Value::serialized(std::string(kMarshalFormat), std::string(input_));
+    }
+    if (deferred_) {
+      return std::move(*deferred_);
+    }
+    const std::size_t budget = input_.size() > limits_.max_size / kMarshalLinkGrowth
+                                   ? limits_.max_size
+                                   : input_.size() * kMarshalLinkGrowth;
+    if (top.cost > budget) {
+      return marshal_error(
+          CodecErrc::kTooLarge, 2,
+          "the links repeat objects into a value of " +
+              (top.cost == std::numeric_limits<std::size_t>::max() ? std::string("too many")
+                                                                   : std::to_string(top.cost)) +
+              " nodes and string bytes, more than the " + std::to_string(budget) + " allowed for " +
+              std::to_string(input_.size()) + " bytes");
+    }
+    second_pass_ = true;
+    pos_ = 2;
+    depth_ = 0;
+    frames_ = 0;
+    MarshalItem built;
+    if (!read_value(built, true)) {
+      return std::move(*error_);
+    }
+    return std::move(built.value);
+  }
+
+ private:
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+  /// Frame: one level of recursion, counted against frame_limit_.
+  class Frame {
+   public:
+    explicit Frame(MarshalReader& reader) noexcept : reader_(reader) { ++reader_.frames_; }
+    Frame(const Frame&) = delete;
+    auto operator=(const Frame&) -> Frame& = delete;
+    ~Frame() { --reader_.frames_; }
+
+   private:
+    MarshalReader& reader_;
+  };
+
+  auto fail(CodecErrc code, std::size_t at, const std::string& what) -> bool {
+    error_.emplace(marshal_error(code, at, what));
+    return false;
+  }
+
+  void defer(CodecErrc code, std::size_t at, const std::string& what) {
+    if (!deferred_) {
+      deferred_.emplace(marshal_error(code, at, what));
+    }
+  }
+
+  auto read_byte(unsigned char& byte, std::string_view what) -> bool {
+    if (pos_ >= input_.size()) {
+      return fail(CodecErrc::kCorrupt, pos_, "the data ends inside " + std::string(what));
+    }
+    byte = static_cast<unsigned char>(input_[pos_++]);
+    return true;
+  }
+
+  auto read_long(std::int64_t& out, std::string_view what) -> bool {
+    const std::size_t at = pos_;
+    unsigned char first = 0;
+    if (!read_byte(first, what)) {
+      return false;
+    }
+    const auto lead = static_cast<signed char>(first);
+    if (lead == 0) {
+      out = 0;
+      return true;
+    }
+    if (lead > 4) {
+      out = lead - 5;
+      return true;
+    }
+    if (lead < -4) {
+      out = lead + 5;
+      return true;
+    }
+    const auto count = static_cast<std::size_t>(lead > 0 ? lead : -lead);
+    if (input_.size() - pos_ < count) {
+      return fail(CodecErrc::kCorrupt, at,
+                  "the data ends inside the " + std::to_string(count) + "-byte number of " +
+                      std::string(what));
+    }
+    std::uint64_t bits = lead > 0 ? 0 : ~std::uint64_t{0};
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto byte = static_cast<unsigned char>(input_[pos_++]);
+      bits &= ~(std::uint64_t{0xff} << (8 * i));
+      bits |= std::uint64_t{byte} << (8 * i);
+    }
+    out = static_cast<std::int64_t>(bits);
+    return true;
+  }
+
+  /// read_length: a count of things of at least `unit` bytes each, checked
+  /// against the bytes left.
+  auto read_length(std::size_t& out, std::string_view what, std::size_t unit) -> bool {
+    const std::size_t at = pos_;
+    std::int64_t number = 0;
+    if (!read_long(number, what)) {
+      return false;
+    }
+    if (number < 0) {
+      return fail(CodecErrc::kCorrupt, at,
+                  std::string(what) + " is negative (" + std::to_string(number) + ")");
+    }
+    const auto count = static_cast<std::uint64_t>(number);
+    const std::size_t left = input_.size() - pos_;
+    if (count > left / unit) {
+      return fail(CodecErrc::kCorrupt, at,
+                  std::string(what) + " is " + std::to_string(count) + ", more than the " +
+                      std::to_string(left) + " bytes left can hold");
+    }
+    out = static_cast<std::size_t>(count);
+    return true;
+  }
+
+  auto read_text(std::string_view& out, std::string_view what) -> bool {
+    std::size_t length = 0;
+    if (!read_length(length, what, 1)) {
+      return false;
+    }
+    out = input_.substr(pos_, length);
+    pos_ += length;
+    return true;
+  }
+
+  /// register_object: the next entry of the object table (first pass).
+  auto register_object(unsigned char type, std::size_t at, std::string_view text = {})
+      -> std::size_t {
+    if (second_pass_) {
+      return kNone;
+    }
+    MarshalObject object;
+    object.start = at;
+    object.type = type;
+    object.text = text;
+    objects_.push_back(object);
+    return objects_.size() - 1;
+  }
+
+  auto enter_frame(std::size_t at) -> bool {
+    if (frames_ >= frame_limit_) {
+      return fail(CodecErrc::kTooDeep, at,
+                  "objects nested deeper than " + std::to_string(frame_limit_) + " levels");
+    }
+    return true;
+  }
+
+  auto open_container(std::size_t at) -> bool {
+    if (depth_ >= limits_.max_depth) {
+      return fail(CodecErrc::kTooDeep, at,
+                  "lists and maps nested deeper than " + std::to_string(limits_.max_depth));
+    }
+    ++depth_;
+    return true;
+  }
+
+  /// read_symbol: a Symbol where the format wants one (`:`, `;`, or `I:`
+  /// with the Symbol's encoding).
+  auto read_symbol(std::string_view& name) -> bool {
+    const std::size_t at = pos_;
+    unsigned char type = 0;
+    if (!read_byte(type, "a Symbol")) {
+      return false;
+    }
+    bool ivars = false;
+    while (type == 'I') {
+      ivars = true;
+      if (!read_byte(type, "a Symbol")) {
+        return false;
+      }
+    }
+    if (type == ';') {
+      if (ivars) {
+        return fail(CodecErrc::kCorrupt, at, "a Symbol link with instance variables");
+      }
+      return read_symbol_link(name, at);
+    }
+    if (type != ':') {
+      return fail(CodecErrc::kCorrupt, at,
+                  "expected a Symbol (':' or ';'), found " + marshal_byte_name(type));
+    }
+    return read_symbol_body(name, ivars, at);
+  }
+
+  auto read_symbol_link(std::string_view& name, std::size_t at) -> bool {
+    std::int64_t index = 0;
+    if (!read_long(index, "a Symbol link")) {
+      return false;
+    }
+    if (index < 0 || static_cast<std::uint64_t>(index) >= symbols_.size()) {
+      return fail(CodecErrc::kCorrupt, at,
+                  "a link to Symbol " + std::to_string(index) + ", but " +
+                      std::to_string(symbols_.size()) + " Symbols precede it");
+    }
+    name = symbols_[static_cast<std::size_t>(index)];
+    return true;
+  }
+
+  /// read_symbol_body: a Symbol's name after `:`, then (`ivars`) its
+  /// instance variables: its encoding, which does not change what it reads as.
+  auto read_symbol_body(std::string_view& name, bool ivars, std::size_t at) -> bool {
+    if (!read_text(name, "the length of a Symbol")) {
+      return false;
+    }
+    if (!second_pass_) {
+      symbols_.push_back(name);
+    }
+    if (!ivars) {
+      return true;
+    }
+    if (!enter_frame(at)) {
+      return false;
+    }
+    const Frame frame(*this);
+    return read_ivars(false);
+  }
+
+  /// read_ivars: a count and that many Symbol, object pairs whose objects
+  /// are read and dropped; `opaque`: they make the input opaque.
+  auto read_ivars(bool opaque) -> bool {
+    std::size_t count = 0;
+    if (!read_length(count, "the instance variable count", 2)) {
+      return false;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string_view name;
+      MarshalItem item;
+      if (!read_symbol(name) || !read_value(item, false)) {
+        return false;
+      }
+      if (opaque) {
+        opaque_ = true;
+      }
+    }
+    return true;
+  }
+
+  /// StringKind: what a String's instance variables say it is.
+  enum class StringKind : std::uint8_t { kBinary, kText };
+
+  /// read_wrapper_ivars: the instance variables after an object wrapped in
+  /// `I`: a String's encoding, or anything else, which makes the input opaque.
+  auto read_wrapper_ivars(bool string, StringKind& kind) -> bool {
+    std::size_t count = 0;
+    if (!read_length(count, "the instance variable count", 2)) {
+      return false;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t at = pos_;
+      std::string_view name;
+      if (!read_symbol(name)) {
+        return false;
+      }
+      if (string && name == "E" && pos_ < input_.size() &&
+          (input_[pos_] == 'T' || input_[pos_] == 'F')) {
+        ++pos_;
+        kind = StringKind::kText;
+        continue;
+      }
+      MarshalItem item;
+      if (!read_value(item, false)) {
+        return false;
+      }
+      if (string && name == "encoding") {
+        if (item.type != '"') {
+          return fail(CodecErrc::kCorrupt, at,
+                      "a String's encoding name is not a String (type " +
+                          marshal_byte_name(item.type) + ")");
+        }
+        kind = marshal_binary_encoding(item.text) ? StringKind::kBinary : StringKind::kText;
+        continue;
+      }
+      opaque_ = true;
+    }
+    return true;
+  }
+
+  auto read_bignum(MarshalItem& out, std::size_t at, bool build) -> bool {
+    unsigned char sign = 0;
+    if (!read_byte(sign, "the sign of a Bignum")) {
+      return false;
+    }
+    if (sign != '+' && sign != '-') {
+      return fail(CodecErrc::kCorrupt, at + 1,
+                  "a Bignum's sign is " + marshal_byte_name(sign) + ", not '+' or '-'");
+    }
+    std::size_t words = 0;
+    if (!read_length(words, "the length of a Bignum", 2)) {
+      return false;
+    }
+    const std::string_view bytes = input_.substr(pos_, 2 * words);
+    pos_ += bytes.size();
+    std::uint64_t magnitude = 0;
+    bool fits = true;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(bytes[i]);
+      if (byte == 0) {
+        continue;
+      }
+      if (i >= 8) {
+        fits = false;
+        break;
+      }
+      magnitude |= std::uint64_t{byte} << (8 * i);
+    }
+    const std::uint64_t limit =
+        sign == '-' ? std::uint64_t{1} << 63U : (std::uint64_t{1} << 63U) - 1;
+    if (!fits || magnitude > limit) {
+      defer(CodecErrc::kTooLarge, at,
+            "integer out of range: a Bignum of " + std::to_string(words) +
+                " 16-bit words that does not fit in int64");
+      magnitude = 0;
+    }
+    if (build) {
+      out.value = sign == '-' ? Value(static_cast<std::int64_t>(0 - magnitude))
+                              : Value(static_cast<std::int64_t>(magnitude));
+    }
+    return true;
+  }
+
+  auto read_float(MarshalItem& out, std::size_t at, bool build) -> bool {
+    std::string_view text;
+    if (!read_text(text, "the length of a Float")) {
+      return false;
+    }
+    std::optional<double> number = marshal_parse_float(text);
+    if (!number) {
+      if (text.find('\0') != std::string_view::npos &&
+          marshal_parse_float(text.substr(0, text.find('\0')))) {
+        defer(CodecErrc::kUnsupported, at,
+              "a Float with a binary mantissa after its text (Ruby 1.8's form)");
+        number = 0.0;
+      } else {
+        return fail(CodecErrc::kCorrupt, at,
+                    "a Float's text is not a number: \"" +
+                        std::string(text.substr(0, std::min<std::size_t>(text.size(), 40))) + "\"");
+      }
+    }
+    if (build) {
+      out.value = Value(*number);
+    }
+    return true;
+  }
+
+  auto read_list(MarshalItem& out, std::size_t at, bool build) -> bool {
+    std::size_t count = 0;
+    if (!read_length(count, "the length of an Array", 1) || !open_container(at)) {
+      return false;
+    }
+    Value::List items;
+    if (build) {
+      items.reserve(count);
+    }
+    std::size_t cost = 1;
+    std::size_t height = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      MarshalItem item;
+      if (!read_value(item, build)) {
+        return false;
+      }
+      if (build) {
+        items.push_back(std::move(item.value));
+      } else {
+        cost = marshal_add(cost, item.cost);
+        height = std::max(height, item.height);
+      }
+    }
+    --depth_;
+    out.cost = cost;
+    out.height = height + 1;
+    if (build) {
+      out.value = Value::list(std::move(items));
+    }
+    return true;
+  }
+
+  auto read_map(MarshalItem& out, std::size_t at, bool build, bool with_default) -> bool {
+    std::size_t count = 0;
+    if (!read_length(count, "the size of a Hash", 2) || !open_container(at)) {
+      return false;
+    }
+    Value::Map entries;
+    if (build) {
+      entries.reserve(count);
+    }
+    std::size_t cost = 1;
+    std::size_t height = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      MarshalItem key;
+      MarshalItem item;
+      if (!read_value(key, build) || !read_value(item, build)) {
+        return false;
+      }
+      if (build) {
+        entries.emplace_back(std::move(key.value), std::move(item.value));
+      } else {
+        cost = marshal_add(marshal_add(cost, key.cost), item.cost);
+        height = std::max({height, key.height, item.height});
+      }
+    }
+    if (with_default) {
+      MarshalItem fallback;
+      if (!read_value(fallback, false)) {
+        return false;
+      }
+      opaque_ = true;
+    }
+    --depth_;
+    out.cost = cost;
+    out.height = height + 1;
+    if (build) {
+      out.value = Value::map(std::move(entries));
+    }
+    return true;
+  }
+
+  auto read_link(MarshalItem& out, std::size_t at, bool build) -> bool {
+    std::int64_t index = 0;
+    if (!read_long(index, "an object link")) {
+      return false;
+    }
+    if (index < 0 || static_cast<std::uint64_t>(index) >= objects_.size()) {
+      return fail(CodecErrc::kCorrupt, at,
+                  "a link to object " + std::to_string(index) + ", but " +
+                      std::to_string(objects_.size()) + " objects precede it");
+    }
+    const MarshalObject& target = objects_[static_cast<std::size_t>(index)];
+    out.type = target.type;
+    out.text = target.text;
+    if (!second_pass_ && !target.complete) {
+      opaque_ = true;  // a link into an object still being read: a cycle
+      return true;
+    }
+    if (!build) {
+      out.cost = target.cost;
+      out.height = target.height;
+      if (!second_pass_ &&
+          target.height > limits_.max_depth - std::min(depth_, limits_.max_depth)) {
+        return fail(CodecErrc::kTooDeep, at,
+                    "a link to object " + std::to_string(index) +
+                        " nests lists and maps deeper than " + std::to_string(limits_.max_depth));
+      }
+      return true;
+    }
+    const std::size_t resume = pos_;
+    pos_ = target.start;
+    if (!read_value(out, true)) {
+      return false;
+    }
+    pos_ = resume;
+    return true;
+  }
+
+  /// read_opaque: the objects that name a class or module; read to check
+  /// their form and to number the objects in them, never built.
+  auto read_opaque(unsigned char type, std::size_t at, bool& ivars_left, std::size_t& registered)
+      -> bool {
+    opaque_ = true;
+    std::string_view name;
+    switch (type) {
+      case 'o': {  // Object: class, instance variables
+        registered = register_object(type, at);
+        return read_symbol(name) && read_ivars(true);
+      }
+      case 'S': {  // Struct: class, member count, Symbol, value pairs
+        registered = register_object(type, at);
+        std::size_t count = 0;
+        if (!read_symbol(name) || !read_length(count, "the size of a Struct", 2)) {
+          return false;
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+          MarshalItem item;
+          if (!read_symbol(name) || !read_value(item, false)) {
+            return false;
+          }
+        }
+        return true;
+      }
+      case 'u': {  // _dump: class, bytes
+        std::string_view data;
+        if (!read_symbol(name) || !read_text(data, "the length of _dump data")) {
+          return false;
+        }
+        if (ivars_left) {
+          ivars_left = false;
+          if (!read_ivars(true)) {
+            return false;
+          }
+        }
+        registered = register_object(type, at);
+        return true;
+      }
+      case 'U':    // marshal_dump: class, object
+      case 'd': {  // Data: class, object
+        if (!read_symbol(name)) {
+          return false;
+        }
+        registered = register_object(type, at);
+        MarshalItem item;
+        return read_value(item, false);
+      }
+      case 'M':  // old Module, Class, Module: the name
+      case 'c':
+      case 'm': {
+        std::string_view path;
+        if (!read_text(path, "the length of a class name")) {
+          return false;
+        }
+        if (type != 'M' && ivars_left) {
+          ivars_left = false;
+          if (!read_ivars(true)) {
+            return false;
+          }
+        }
+        registered = register_object(type, at);
+        return true;
+      }
+      case '/': {  // Regexp: source, options byte
+        std::string_view source;
+        unsigned char options = 0;
+        if (!read_text(source, "the length of a Regexp") ||
+            !read_byte(options, "a Regexp's options")) {
+          return false;
+        }
+        registered = register_object(type, at);
+        if (ivars_left) {
+          ivars_left = false;
+          return read_ivars(true);
+        }
+        return true;
+      }
+      default:
+        return fail(CodecErrc::kCorrupt, at, "unknown type byte " + marshal_byte_name(type));
+    }
+  }
+
+  /// read_value: one object, with its `I`, `e` and `C` prefixes; built into
+  /// out.value when `build` (second pass), else measured.
+  auto read_value(MarshalItem& out, bool build) -> bool {
+    const std::size_t start = pos_;
+    if (!enter_frame(start)) {
+      return false;
+    }
+    const Frame frame(*this);
+    std::size_t ivar_lists = 0;  // `I` prefixes: instance variable lists after the object
+    bool ivars_next = false;     // the last prefix was `I`: the object may read one itself
+    bool wrapped = false;        // an `e` or `C` prefix
+    unsigned char type = 0;
+    std::size_t at = pos_;
+    for (;;) {
+      at = pos_;
+      if (!read_byte(type, "a value")) {
+        return false;
+      }
+      if (type == 'I') {
+        ++ivar_lists;
+        ivars_next = true;
+      } else if (type == 'e' || type == 'C') {
+        std::string_view name;
+        if (!read_symbol(name)) {
+          return false;
+        }
+        opaque_ = true;
+        wrapped = true;
+        ivars_next = false;
+      } else {
+        break;
+      }
+    }
+    out.type = type;
+    std::size_t registered = kNone;
+    bool ok = true;
+    switch (type) {
+      case '0':
+        break;
+      case 'T':
+      case 'F':
+        if (build) {
+          out.value = Value(type == 'T');
+        }
+        break;
+      case 'i': {
+        std::int64_t number = 0;
+        ok = read_long(number, "a Fixnum");
+        if (ok && build) {
+          out.value = Value(number);
+        }
+        break;
+      }
+      case 'l':
+        ok = read_bignum(out, at, build);
+        registered = register_object(type, at);
+        break;
+      case 'f':
+        ok = read_float(out, at, build);
+        registered = register_object(type, at);
+        break;
+      case '"':
+        ok = read_text(out.text, "the length of a String");
+        registered = register_object(type, at, out.text);
+        out.cost = marshal_add(1, out.text.size());
+        break;
+      case ':':
+      case ';': {
+        std::string_view name;
+        if (type == ';') {
+          ok = read_symbol_link(name, at);
+        } else {
+          const bool ivars = ivars_next && ivar_lists > 0;
+          if (ivars) {
+            --ivar_lists;
+          }
+          ok = read_symbol_body(name, ivars, at);
+        }
+        out.cost = marshal_add(1, name.size());
+        if (ok && build) {
+          out.value = Value(std::string(name));
+        }
+        break;
+      }
+      case '[':
+        registered = register_object(type, at);
+        ok = read_list(out, at, build);
+        break;
+      case '{':
+      case '}':
+        registered = register_object(type, at);
+        ok = read_map(out, at, build, type == '}');
+        break;
+      case '@':
+        ok = read_link(out, at, build);
+        break;
+      default: {
+        bool ivars_left = ivars_next && ivar_lists > 0;
+        const bool had = ivars_left;
+        ok = read_opaque(type, at, ivars_left, registered);
+        if (had && !ivars_left) {
+          --ivar_lists;
+        }
+        break;
+      }
+    }
+    if (!ok) {
+      return false;
+    }
+    // The `I` lists the object did not read itself: a String's encoding, or
+    // instance variables (an empty list is none) that make the input opaque.
+    const bool string = type == '"' && !wrapped;
+    StringKind kind = StringKind::kBinary;
+    for (; ivar_lists > 0; --ivar_lists) {
+      if (!read_wrapper_ivars(string, kind)) {
+        return false;
+      }
+    }
+    if (type == '"' && build) {
+      out.value = kind == StringKind::kText ? Value(std::string(out.text))
+                                            : Value::bytes(std::string(out.text));
+    }
+    if (registered != kNone) {
+      MarshalObject& object = objects_[registered];
+      object.start = start;
+      object.cost = out.cost;
+      object.height = out.height;
+      object.complete = true;
+    }
+    return true;
+  }
+
+  std::string_view input_;
+  DecodeLimits limits_;
+  std::size_t pos_ = 0;
+  std::size_t depth_ = 0;
+  std::size_t frames_ = 0;
+  std::size_t frame_limit_ = 0;
+  bool second_pass_ = false;
+  bool opaque_ = false;
+  std::vector<std::string_view> symbols_;
+  std::vector<MarshalObject> objects_;
+  std::optional<CodecError> error_;
+  std::optional<CodecError> deferred_;
+};
+
+/// MarshalWriter: marshal_dump's state: the output, the count of objects
+/// written, the Float and Hash-key objects Ruby would link, and whether the
+/// Symbol E has been written.
+class MarshalWriter {
+ public:
+  [[nodiscard]] auto dump(const Value& value) -> CodecResult<std::string> {
+    out_.assign("\x04\x08", 2);
+    if (!write(value, 0, false)) {
+      return std::move(*error_);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr std::int64_t kLongLimit = std::int64_t{1} << 31U;  // w_long's range
+  static constexpr std::int64_t kFixnumLimit = std::int64_t{1} << 30U;
+
+  auto fail(const std::string& what) -> bool {
+    error_.emplace(CodecErrc::kNotEncodable, std::string(kMarshalFormat) + ": " + what);
+    return false;
+  }
+
+  /// write_long: a packed long, -2^31 <= number < 2^31.
+  void write_long(std::int64_t number) {
+    if (number == 0) {
+      out_.push_back('\0');
+      return;
+    }
+    if (number > 0 && number < 123) {
+      out_.push_back(static_cast<char>(number + 5));
+      return;
+    }
+    if (number < 0 && number > -124) {
+      out_.push_back(static_cast<char>(static_cast<unsigned char>((number - 5) & 0xff)));
+      return;
+    }
+    char bytes[8] = {};
+    int count = 0;
+    std::int64_t rest = number;
+    while (true) {
+      bytes[count++] = static_cast<char>(static_cast<unsigned char>(rest & 0xff));
+      rest >>= 8;  // arithmetic: a negative number ends in -1
+      if (rest == 0 || rest == -1) {
+        break;
+      }
+    }
+    out_.push_back(static_cast<char>(static_cast<unsigned char>(rest == 0 ? count : 256 - count)));
+    out_.append(bytes, static_cast<std::size_t>(count));
+  }
+
+  auto write_length(std::size_t length, std::string_view what) -> bool {
+    if (length >= static_cast<std::uint64_t>(kLongLimit)) {
+      return fail(std::string(what) + " of " + std::to_string(length) +
+                  " is more than Marshal writes (2^31 - 1)");
+    }
+    write_long(static_cast<std::int64_t>(length));
+    return true;
+  }
+
+  void write_int(std::int64_t number) {
+    if (number >= -kFixnumLimit && number < kFixnumLimit) {
+      out_.push_back('i');
+      write_long(number);
+      return;
+    }
+    ++objects_;  // Ruby writes the number as a Bignum object
+    out_.push_back('l');
+    out_.push_back(number < 0 ? '-' : '+');
+    std::uint64_t magnitude =
+        number < 0 ? 0 - static_cast<std::uint64_t>(number) : static_cast<std::uint64_t>(number);
+    const auto words = static_cast<std::int64_t>((std::bit_width(magnitude) + 15) / 16);
+    write_long(words);
+    for (std::int64_t i = 0; i < 2 * words; ++i) {
+      out_.push_back(static_cast<char>(static_cast<unsigned char>(magnitude & 0xffU)));
+      magnitude >>= 8U;
+    }
+  }
+
+  void write_link(std::size_t index) {
+    out_.push_back('@');
+    write_long(static_cast<std::int64_t>(index));
+  }
+
+  void write_float(double number) {
+    const auto bits = std::bit_cast<std::uint64_t>(number);
+    if (marshal_is_flonum(bits)) {
+      const auto [found, fresh] = flonums_.emplace(bits, objects_);
+      if (!fresh) {
+        write_link(found->second);
+        return;
+      }
+    }
+    ++objects_;
+    const std::string text = marshal_float_text(number);
+    out_.push_back('f');
+    write_long(static_cast<std::int64_t>(text.size()));
+    out_.append(text);
+  }
+
+  auto write_string(const Value& value, bool key) -> bool {
+    const std::string& text = value.as_string();
+    const bool binary = value.is_bytes();
+    if (key) {
+      const auto [found, fresh] =
+          keys_.emplace(std::make_pair(binary, std::string_view(text)), objects_);
+      if (!fresh) {
+        write_link(found->second);
+        return true;
+      }
+    }
+    ++objects_;
+    if (!binary) {
+      out_.push_back('I');
+    }
+    out_.push_back('"');
+    if (!write_length(text.size(), "a string")) {
+      return false;
+    }
+    out_.append(text);
+    if (!binary) {
+      write_long(1);
+      if (wrote_e_) {
+        out_.append(";\x00", 2);
+      } else {
+        out_.append(
+            ":\x06"
+            "E",
+            3);  // "\x06E" would be one escape
+        wrote_e_ = true;
+      }
+      out_.push_back('T');
+    }
+    return true;
+  }
+
+  auto write(const Value& value, std::size_t depth, bool key) -> bool {
+    switch (value.kind()) {
+      case ValueKind::kNull:
+        out_.push_back('0');
+        return true;
+      case ValueKind::kBool:
+        out_.push_back(value.as_bool() ? 'T' : 'F');
+        return true;
+      case ValueKind::kInt:
+        write_int(value.as_int());
+        return true;
+      case ValueKind::kFloat:
+        write_float(value.as_double());
+        return true;
+      case ValueKind::kString:
+      case ValueKind::kBytes:
+        return write_string(value, key);
+      case ValueKind::kList: {
+        if (depth >= kMarshalMaxDumpDepth) {
+          return fail("lists and maps nested deeper than " + std::to_string(kMarshalMaxDumpDepth));
+        }
+        ++objects_;
+        out_.push_back('[');
+        const Value::List& items = value.as_list();
+        if (!write_length(items.size(), "a list")) {
+          return false;
+        }
+        for (const Value& item : items) {
+          if (!write(item, depth + 1, false)) {
+            return false;
+          }
+        }
+        return true;
+      }
+      case ValueKind::kMap: {
+        if (depth >= kMarshalMaxDumpDepth) {
+          return fail("lists and maps nested deeper than " + std::to_string(kMarshalMaxDumpDepth));
+        }
+        ++objects_;
+        out_.push_back('{');
+        const Value::Map& entries = value.as_map();
+        if (!write_length(entries.size(), "a map")) {
+          return false;
+        }
+        for (const Value::Entry& entry : entries) {
+          if (!write(entry.first, depth + 1, true) || !write(entry.second, depth + 1, false)) {
+            return false;
+          }
+        }
+        return true;
+      }
+      case ValueKind::kSerialized: {
+        const SerializedObject& object = value.as_serialized();
+        if (object.format == kMarshalFormat) {
+          return fail(
+              "a serialized ruby-marshal value inside a list or map (only a whole "
+              "value is written back as it is)");
+        }
+        return fail("a serialized " + object.format + " value has no Marshal form");
+      }
+    }
+    return fail("a value of an unknown kind");
+  }
+
+  std::string out_;
+  std::size_t objects_ = 0;
+  bool wrote_e_ = false;
+  std::map<std::uint64_t, std::size_t> flonums_;
+  std::map<std::pair<bool, std::string_view>, std::size_t> keys_;
+  std::optional<CodecError> error_;
+};
+
+}  // namespace detail
+
+/// marshal_load: the Value of a Ruby Marshal 4.8 stream (`04 08` and one
+/// object): kNull, kBool, kInt, kFloat, kString (a String with an encoding,
+/// or a Symbol), kBytes (a binary String), kList, kMap; a link is a copy of
+/// the object it names. An input that holds an object of a class, a Hash
+/// with a default, other instance variables or a cycle is
+/// Value::serialized("ruby-marshal", bytes). Errors: kUnsupported for
+/// another version; kCorrupt for a truncated or malformed stream, a link to
+/// an object or Symbol not yet written, or bytes after the object;
+/// kTooLarge for an integer outside int64, an input over limits.max_size or a
+/// value that links make more than kMarshalLinkGrowth times the input;
+/// kTooDeep past limits.max_depth.
+[[nodiscard]] inline auto marshal_load(std::string_view bytes, const DecodeLimits& limits = {})
+    -> CodecResult<Value> {
+  if (bytes.size() > limits.max_size) {
+    return detail::marshal_error(CodecErrc::kTooLarge, 0,
+                                 "the input has " + std::to_string(bytes.size()) +
+                                     " bytes, more than the limit of " +
+                                     std::to_string(limits.max_size));
+  }
+  if (bytes.size() < 2) {
+    return detail::marshal_error(CodecErrc::kCorrupt, bytes.size(),
+                                 "the data ends inside the version bytes");
+  }
+  const auto major = static_cast<unsigned char>(bytes[0]);
+  const auto minor = static_cast<unsigned char>(bytes[1]);
+  if (major != 4 || minor != 8) {
+    return detail::marshal_error(
+        CodecErrc::kUnsupported, 0,
+        "version " + std::to_string(major) + "." + std::to_string(minor) + " (only 4.8 is read)");
+  }
+  detail::MarshalReader reader(bytes, limits);
+  return reader.load();
+}
+
+/// marshal_dump: `value` as Ruby 3.1's Marshal.dump writes the matching Ruby
+/// object: kString as a UTF-8 String (`I"…` with `:E` true), kBytes as a
+/// binary String, kList as an Array, kMap as a Hash (String keys interned, as
+/// Hash#[]= does), kInt as a Fixnum or a Bignum, kFloat as Float text. A
+/// kSerialized "ruby-marshal" value is its data, unchanged; any other
+/// kSerialized value, one nested in a list or map, or a string or list of
+/// 2^31 or more bytes or items is kNotEncodable.
+[[nodiscard]] inline auto marshal_dump(const Value& value) -> CodecResult<std::string> {
+  if (value.is_serialized()) {
+    const SerializedObject& object = value.as_serialized();
+    if (object.format == detail::kMarshalFormat) {
+      return object.data;
+    }
+    return CodecError(CodecErrc::kNotEncodable, std::string(detail::kMarshalFormat) +
+                                                    ": a serialized " + object.format +
+                                                    " value has no Marshal form");
+  }
+  detail::MarshalWriter writer;
+  return writer.dump(value);
+}
+
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
+
+#endif  // MEMSHARD_CODECS_RUBY_MARSHAL_HPP_
