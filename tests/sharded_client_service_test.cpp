@@ -6,7 +6,8 @@
 // the server holds), get_or_load's four outcomes, incr_with_initial,
 // multi-gets over any range of keys, the batch writes (per-key answers, a
 // dead server's keys, a migration window), and the observer's added and
-// removed servers.
+// removed servers; the typed calls (get_value, set_value, add_value,
+// get_values) with a peer's codec.
 #include <libmemcached-1.0/memcached.h>
 
 #include <array>
@@ -21,6 +22,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/codecs/php_memcached_codec.hpp"
+#include "memshard/codecs/php_serialize.hpp"
+#include "memshard/codecs/plain_codec.hpp"
 #include "memshard/make_client.hpp"
 #include "memshard/sharded_client.hpp"
 #include "support/memcached_server.hpp"
@@ -614,6 +618,67 @@ TEST_F(ServiceTest, TheObserverHearsOfServersAddedAndRemoved) {
   events.clear();
   EXPECT_THROW(client.reconfigure({}), ConfigError);
   EXPECT_TRUE(events.empty());
+}
+
+// The typed calls store exactly what php-memcached stores (its flags and
+// bytes, seen raw on the server) and read it back as values; an item the
+// codec cannot read fails that key alone with kCodecError and never counts
+// against the server; a value the codec has no form for is never sent.
+TEST_F(ServiceTest, TypedCallsStoreAndReadWhatThePeerStores) {
+  auto client = memshard::make_client("libmemcached-ketama-weighted", list());
+  const memshard::PhpMemcachedCodec php;
+  const memshard::Value rows =
+      memshard::Value::list({memshard::Value::map({{"id", 1}, {"name", "ann"}}),
+                             memshard::Value::map({{"id", 2}, {"name", "bob"}, {"score", 2.5}})});
+  ASSERT_TRUE(client.set_value("rows", rows, php).ok());
+  const std::size_t at = holder("rows");
+  ASSERT_LT(at, kServers);
+  const std::string serialized = *memshard::php_serialize(rows);
+  EXPECT_EQ(server(at).command("get rows"), "VALUE rows 4 " + std::to_string(serialized.size()) +
+                                                "\r\n" + serialized + "\r\nEND\r\n");
+  const auto read = client.get_value("rows", php);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_TRUE(read.value().has_value());
+  EXPECT_EQ(*read.value(), rows);
+  EXPECT_EQ(read.status().server(), at);
+
+  const auto miss = client.get_value("absent", php);
+  ASSERT_TRUE(miss.ok());
+  EXPECT_FALSE(miss.value().has_value());
+
+  // php-memcached's type 1 is an integer: "abc" is not one.
+  ASSERT_TRUE(client.set("bad", "abc", {}, 1).ok());
+  const auto bad = client.get_value("bad", php);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.code(), Errc::kCodecError);
+  EXPECT_NE(bad.status().message().find("php-memcached: an integer (type 1)"), std::string::npos)
+      << bad.status().message();
+  for (const auto& stats : client.stats()) {
+    EXPECT_EQ(stats.errors, 0U);
+    EXPECT_EQ(stats.consecutive_failures, 0U);
+  }
+
+  ASSERT_TRUE(client.add_value("count", 41, php).ok());
+  EXPECT_EQ(client.add_value("count", 42, php).code(), Errc::kNotStored);
+  EXPECT_EQ(*client.get_value("count", php).value(), memshard::Value(41));
+
+  const auto many = client.get_values({"rows", "absent", "bad", "count"}, php);
+  EXPECT_EQ(many.hits(), 2U);
+  EXPECT_EQ(many.failures(), 1U);
+  EXPECT_EQ(many.values[0], rows);
+  EXPECT_FALSE(many.values[1].has_value());
+  EXPECT_TRUE(many.statuses[1].ok());
+  EXPECT_EQ(many.statuses[2].code(), Errc::kCodecError);
+  EXPECT_EQ(many.values[3], memshard::Value(41));
+
+  // Nothing is sent for a value the codec cannot encode.
+  const memshard::PlainCodec plain;
+  const memshard::Status refused = client.set_value("list", rows, plain);
+  EXPECT_EQ(refused.code(), Errc::kCodecError);
+  EXPECT_EQ(refused.message(),
+            "codec_error: set_value: not_encodable: plain: only a string or bytes is stored as it "
+            "is, not a list");
+  EXPECT_FALSE(client.get("list").value().has_value());
 }
 
 }  // namespace

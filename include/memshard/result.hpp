@@ -42,6 +42,10 @@ enum class Errc : std::uint8_t {
   /// SASL authentication failed (wrong or missing credentials, see
   /// ClientOptions::sasl); never counts against the server's health
   kAuthFailure,
+  /// the codec of a typed call (get_value, set_value, ...) could not decode
+  /// the item it read or encode the value it was given; nothing is wrong
+  /// with the server (a value it could not encode was never sent)
+  kCodecError,
 };
 
 /// to_string: a short name for an Errc ("ok", "not_found", ...).
@@ -73,6 +77,8 @@ enum class Errc : std::uint8_t {
       return "protocol_error";
     case Errc::kAuthFailure:
       return "auth_failure";
+    case Errc::kCodecError:
+      return "codec_error";
   }
   return "unknown";
 }

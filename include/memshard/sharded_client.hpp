@@ -41,6 +41,7 @@
 #include "memshard/client/polled_multi_get.hpp"
 #include "memshard/client/server_health.hpp"
 #include "memshard/client_options.hpp"
+#include "memshard/codecs/codec.hpp"
 #include "memshard/deadline_scope.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/throw.hpp"
@@ -376,6 +377,90 @@ class ShardedClient {
         return memcached_touch(native(server), key.data(), key.size(), exptime(expiry));
       });
     });
+  }
+
+  // ---- typed calls (a codec: codecs/) -------------------------------------
+
+  /// get_value: the item decoded by `codec` (the peer client's codec, such
+  /// as PhpMemcachedCodec: see codecs/make_codec.hpp), an empty optional for a
+  /// miss, or the failure: the read's, or Errc::kCodecError when the codec
+  /// cannot decode what the server holds (the server is not blamed).
+  ///
+  /// **Example**:
+  ///   const memshard::PhpMemcachedCodec php;  // what the PHP side stores
+  ///   auto rows = client.get_value(md5_of_sql, php);
+  ///   if (rows.ok() && *rows) render((*rows)->as_list());
+  template <Codec C>
+  auto get_value(std::string_view key, const C& codec) -> Result<std::optional<Value>> {
+    Result<std::optional<Item>> read = get(key);
+    if (!read.ok()) {
+      return Result<std::optional<Value>>(read.status());
+    }
+    if (!read.value()) {
+      return Result<std::optional<Value>>(std::nullopt, read.status());
+    }
+    const Item& item = *read.value();
+    CodecResult<Value> decoded = codec.decode(item.value, item.flags);
+    if (!decoded.ok()) {
+      return Result<std::optional<Value>>(
+          codec_failure("get_value", read.status().server(), decoded.error()));
+    }
+    return Result<std::optional<Value>>(std::move(decoded).value(), read.status());
+  }
+
+  /// set_value: stores `value` as `codec` encodes it (its flags and bytes);
+  /// Errc::kCodecError, with nothing sent, when the codec has no form for it.
+  template <Codec C>
+  auto set_value(std::string_view key, const Value& value, const C& codec,
+                 std::optional<Expiry> expiry = {}) -> Status {
+    CodecResult<Encoded> encoded = codec.encode(value);
+    if (!encoded.ok()) {
+      return codec_failure("set_value", Status::kNoServer, encoded.error());
+    }
+    return set(key, encoded->bytes, expiry, encoded->flags);
+  }
+
+  /// add_value: add() of `value` as `codec` encodes it.
+  template <Codec C>
+  auto add_value(std::string_view key, const Value& value, const C& codec,
+                 std::optional<Expiry> expiry = {}) -> Status {
+    CodecResult<Encoded> encoded = codec.encode(value);
+    if (!encoded.ok()) {
+      return codec_failure("add_value", Status::kNoServer, encoded.error());
+    }
+    return add(key, encoded->bytes, expiry, encoded->flags);
+  }
+
+  /// get_values: get_multi with every hit decoded by `codec`; a key whose
+  /// item the codec cannot decode fails alone, with Errc::kCodecError.
+  template <KeyRange Keys, Codec C>
+  auto get_values(const Keys& keys, const C& codec) -> MultiValueResult {
+    MultiValueResult out;
+    out.values.resize(std::ranges::size(keys));
+    out.statuses.resize(std::ranges::size(keys));
+    visit_multi(
+        keys,
+        [&](std::size_t index, const ItemView& item) {
+          CodecResult<Value> decoded = codec.decode(item.value, item.flags);
+          if (decoded.ok()) {
+            out.values[index].emplace(std::move(decoded).value());
+          } else {
+            out.values[index].reset();
+            out.statuses[index] = codec_failure("get_values", Status::kNoServer, decoded.error());
+          }
+        },
+        [&out](std::size_t index, const Status& status) {
+          out.statuses[index] = status;
+          out.values[index].reset();
+        });
+    return out;
+  }
+
+  /// get_values for a list of keys: `client.get_values({"a", "b"}, codec)`.
+  template <Codec C>
+  auto get_values(std::initializer_list<std::string_view> keys, const C& codec)
+      -> MultiValueResult {
+    return get_values(std::span<const std::string_view>(keys.begin(), keys.size()), codec);
   }
 
   // ---- multi-get ------------------------------------------------------------
@@ -725,6 +810,19 @@ class ShardedClient {
   }
 
   // The fleet's newest snapshot, without moving this client to it.
+  // codec_failure: a typed call's Errc::kCodecError, with the server (when
+  // the item came from one) and what the codec found.
+  [[nodiscard]] auto codec_failure(std::string_view operation, std::size_t server,
+                                   const CodecError& error) const -> Status {
+    std::string text(operation);
+    const std::shared_ptr<const Snapshot> now = view();
+    if (server < now->members.servers.size()) {
+      text.append(" on ").append(now->members.servers[server].endpoint());
+    }
+    text.append(": ").append(to_string(error.code())).append(": ").append(error.message());
+    return Status(Errc::kCodecError, MEMCACHED_SUCCESS, server, std::move(text));
+  }
+
   [[nodiscard]] auto view() const noexcept -> std::shared_ptr<const Snapshot> {
     if (fleet_->generation() == generation_) {
       return snapshot_;

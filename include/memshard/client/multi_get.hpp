@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memshard/client/client_core.hpp"
+#include "memshard/codecs/value.hpp"
 #include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
@@ -41,6 +42,26 @@ struct MultiGetResult {
         items.begin(), items.end(), [](const auto& item) { return item.has_value(); }));
   }
   /// failures: how many keys could not be read.
+  [[nodiscard]] auto failures() const noexcept -> std::size_t {
+    return static_cast<std::size_t>(std::count_if(
+        statuses.begin(), statuses.end(), [](const Status& status) { return !status.ok(); }));
+  }
+};
+
+/// MultiValueResult: get_values's answer, one entry per requested key, in
+/// order: MultiGetResult with every hit decoded by the call's codec.
+struct MultiValueResult {
+  /// The value of each key found and decoded; empty for a miss or a failure.
+  std::vector<std::optional<Value>> values;
+  /// ok for a hit or a miss; otherwise why the key could not be read or decoded.
+  std::vector<Status> statuses;
+
+  /// hits: how many keys were found and decoded.
+  [[nodiscard]] auto hits() const noexcept -> std::size_t {
+    return static_cast<std::size_t>(std::count_if(
+        values.begin(), values.end(), [](const auto& value) { return value.has_value(); }));
+  }
+  /// failures: how many keys could not be read or decoded.
   [[nodiscard]] auto failures() const noexcept -> std::size_t {
     return static_cast<std::size_t>(std::count_if(
         statuses.begin(), statuses.end(), [](const Status& status) { return !status.ok(); }));
