@@ -233,9 +233,9 @@ inline auto read_value_set(const std::filesystem::path& dir) -> std::vector<Name
       values.push_back({name, Value(static_cast<std::int64_t>(std::stoll(spec)))});
     } else if (kind == "float") {
       const std::size_t slash = spec.find('/');
-      const double number = slash == std::string::npos
-                                ? std::stod(spec)
-                                : std::stod(spec.substr(0, slash)) / std::stod(spec.substr(slash + 1));
+      const double number = slash == std::string::npos ? std::stod(spec)
+                                                       : std::stod(spec.substr(0, slash)) /
+                                                             std::stod(spec.substr(slash + 1));
       values.push_back({name, Value(number)});
     } else if (kind == "bool") {
       values.push_back({name, Value(spec == "true")});
