@@ -127,6 +127,9 @@ TEST(MakeCodecTest, EveryCodecReadsAndWritesEveryItemOfEveryTable) {
 TEST(MakeCodecTest, EveryNameMakesItsCodec) {
   for (const std::string_view name : memshard::codec_names()) {
     EXPECT_EQ(memshard::make_codec(name).name(), name);
+    // Every codec takes its DecodeLimits.
+    EXPECT_NO_THROW((void)memshard::make_codec(name, {{"max_size", "10"}, {"max_depth", "3"}}))
+        << name;
   }
   const AnyCodec dalli = memshard::make_codec_from_spec("dalli:serializer=JSON,compressor=gzip");
   ASSERT_NE(dalli.target<memshard::DalliCodec>(), nullptr);

@@ -115,8 +115,8 @@ extern "C" auto LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t siz
       if (bytes.size() < 2) {
         break;
       }
-      const std::size_t expected =
-          static_cast<unsigned char>(bytes[0]) << 8U | static_cast<unsigned char>(bytes[1]);
+      const std::size_t expected = std::size_t{static_cast<unsigned char>(bytes[0])} << 8U |
+                                   std::size_t{static_cast<unsigned char>(bytes[1])};
       const auto out = md::fastlz_decompress(bytes.substr(2), expected);
       check(!out.ok() || out->size() == expected);
       const std::string stream = md::fastlz_compress(bytes, choice & 0x10U ? 2 : 1);

@@ -292,6 +292,8 @@ class CodecSettingReader {
     if (name == "plain") {
       PlainOptions options;
       read.number("flags", options.flags);
+      DecodeLimits unused;  // plain decodes nothing, so no limit applies
+      read.limits(unused);
       return PlainCodec(options);
     }
     std::string known;
