@@ -40,9 +40,13 @@
 //   * before protocol 3 there is no bytes opcode: CPython writes
 //     _codecs.encode('<the bytes as Latin-1 text>', 'latin1'), and
 //     __builtin__.bytes() for b'', with GLOBAL c<module>\n<name>\n and
-//     REDUCE R (call), which the reader evaluates itself, as it does the
-//     builtins bytearray, set and frozenset that protocols 0 to 3 write the
-//     same way;
+//     REDUCE R (call); sets and frozensets before protocol 4 and bytearray
+//     before 5 are builtins.set([...]), frozenset([...]), bytearray(b'...').
+//     The reader evaluates exactly these itself, on the arguments CPython
+//     writes (_codecs.encode(str, 'latin1'); bytes, bytearray of nothing or
+//     bytes; set, frozenset of nothing or a list, tuple or set), looking
+//     up no name; __builtin__ is taken for builtins before protocol 3, as
+//     CPython does;
 //   * every other GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ,
 //     NEWOBJ_EX, EXT1/2/4, PERSID, BINPERSID, NEXT_BUFFER and READONLY_BUFFER
 //     would import a module or call code in Python: the reader resolves no
@@ -56,9 +60,11 @@
 // what pickle.loads(..., encoding='bytes') gives; Python 3 by default decodes
 // it as ASCII), list and tuple kList, dict kMap (in the pickle's order),
 // set and frozenset kList (in the pickle's order, i.e. the writer's
-// iteration order). An object reached twice through the memo is copied (a
-// Value is a tree); a str holding a lone surrogate (Python allows one) and
-// a container that contains itself have no Value: serialized too.
+// iteration order). Equal dict keys and set items (which CPython never
+// writes) are kept once, as Python keeps them: the first key, the last
+// value. An object reached twice through the memo is copied (a Value is a
+// tree); a str holding a lone surrogate (Python allows one) and a container
+// that contains itself have no Value: serialized too.
 
 #include <array>
 #include <bit>
@@ -184,10 +190,13 @@ inline void pickle_append_utf8(std::string& out, char32_t code_point) {
   }
 }
 
+/// pickle_is_space: C's isspace in the C locale (what strtol and Python's
+/// int() skip).
 [[nodiscard]] constexpr auto pickle_is_space(char c) noexcept -> bool {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/// pickle_digit: the value of a digit of any base up to 36, or 99.
 [[nodiscard]] constexpr auto pickle_digit(char c) noexcept -> int {
   if (c >= '0' && c <= '9') {
     return c - '0';
@@ -563,23 +572,19 @@ enum class PickleCallable : std::uint8_t {
   return PickleCallable::kNone;
 }
 
-/// PickleReader: pickle_loads' stack machine. Objects live in an arena
-/// (`nodes_`) so that the memo and the stack share them as Python does; the
-/// Value tree is built from the arena after STOP.
+/// PickleReader: pickle_loads' stack machine. The stack, the memo and the
+/// containers hold PickleRefs: small scalars inline, strings and containers
+/// as indexes into arenas, so that the memo and the stack share objects as
+/// Python does; the Value tree is built from them after STOP.
 class PickleReader {
  public:
-  PickleReader(std::string_view input, const DecodeLimits& limits) : in_(input), limits_(limits) {
-    // Shared nodes for None, True and False (never mutated).
-    nodes_.push_back(scalar_node(Value()));
-    nodes_.push_back(scalar_node(Value(true)));
-    nodes_.push_back(scalar_node(Value(false)));
-  }
+  PickleReader(std::string_view input, const DecodeLimits& limits) : in_(input), limits_(limits) {}
 
   [[nodiscard]] auto run() -> CodecResult<Value> {
     if (in_.empty()) {
       return CodecError(CodecErrc::kCorrupt, "pickle: the input is empty");
     }
-    std::size_t root = 0;
+    Ref root;
     for (;;) {
       if (pos_ >= in_.size()) {
         return CodecError(CodecErrc::kCorrupt, "pickle: at byte " + std::to_string(pos_) +
@@ -608,13 +613,12 @@ class PickleReader {
     if (opaque_) {
       return Value::serialized(std::string(kPickleName), std::string(in_));
     }
-    if (nodes_[root].kind == Kind::kScalar) {
-      if (nodes_[root].scalar.is_string() || nodes_[root].scalar.is_bytes()) {
-        if (nodes_[root].scalar.as_string().size() > limits_.max_size) {
-          return too_large_text();
-        }
+    if (root.tag == Tag::kText || root.tag == Tag::kBytes) {
+      std::string& text = texts_[static_cast<std::size_t>(root.bits)];
+      if (text.size() > limits_.max_size) {
+        return too_large_text();
       }
-      return std::move(nodes_[root].scalar);
+      return root.tag == Tag::kText ? Value(std::move(text)) : Value::bytes(std::move(text));
     }
     Value out;
     switch (build(root, 0, out)) {
@@ -629,24 +633,33 @@ class PickleReader {
   }
 
  private:
-  enum class Kind : std::uint8_t { kScalar, kList, kTuple, kDict, kSet, kFrozenSet, kCallable };
+  /// Tag: what a Ref stands for.
+  enum class Tag : std::uint8_t {
+    kNone,
+    kTrue,
+    kFalse,
+    kInt,        // bits: the int64
+    kFloat,      // bits: the double's
+    kText,       // bits: an index into texts_ (UTF-8)
+    kBytes,      // bits: an index into texts_
+    kContainer,  // bits: an index into containers_
+  };
+  /// Ref: one Python object.
+  struct Ref {
+    Tag tag = Tag::kNone;
+    std::uint64_t bits = 0;
+  };
+  enum class Kind : std::uint8_t { kList, kTuple, kDict, kSet, kFrozenSet, kCallable };
   enum class Built : std::uint8_t { kOk, kOpaque, kError };
 
-  struct Node {
-    Value scalar;                    // kScalar
-    std::vector<std::size_t> items;  // containers; a dict's are key, value, key, value...
-    std::size_t height = 0;          // containers: 1 + the tallest item seen so far (scalars 0)
-    Kind kind = Kind::kScalar;
-    PickleCallable callable = PickleCallable::kNone;
-    bool hashable = true;  // can be a dict key or a set item
-    bool open = false;     // on the path being built (a cycle when met again)
+  struct Container {
+    std::vector<Ref> items;  // a dict's are key, value, key, value...
+    std::size_t height = 1;  // 1 + the tallest item seen so far (not updated for later changes)
+    Kind kind = Kind::kList;
+    PickleCallable callable = PickleCallable::kNone;  // kCallable: the type or function
+    bool hashable = false;                            // can be a dict key or a set item
+    bool open = false;  // on the path being built (a cycle when met again)
   };
-
-  [[nodiscard]] static auto scalar_node(Value value) -> Node {
-    Node node;
-    node.scalar = std::move(value);
-    return node;
-  }
 
   // --- errors ---------------------------------------------------------------
 
@@ -682,6 +695,7 @@ class PickleReader {
     pos_ = end + 1;
     return true;
   }
+  /// fixed: the next `count` bytes (an opcode's fixed-size argument).
   auto fixed(std::size_t count, std::string_view opcode, std::string_view& out) -> bool {
     if (in_.size() - pos_ < count) {
       return corrupt(std::string(opcode) + " needs " + std::to_string(count) +
@@ -726,17 +740,49 @@ class PickleReader {
     return text.substr(0, text.find('\0'));
   }
 
-  // --- the stack --------------------------------------------------------------
+  // --- objects and the stack ----------------------------------------------------
 
   [[nodiscard]] auto fence() const noexcept -> std::size_t {
     return marks_.empty() ? 0 : marks_.back();
   }
-  auto push_node(Node node) -> bool {
-    nodes_.push_back(std::move(node));
-    stack_.push_back(nodes_.size() - 1);
+  auto push(Ref ref) -> bool {
+    stack_.push_back(ref);
     return true;
   }
-  auto push(Value value) -> bool { return push_node(scalar_node(std::move(value))); }
+  auto push_int(std::int64_t value) -> bool {
+    return push(Ref{Tag::kInt, static_cast<std::uint64_t>(value)});
+  }
+  auto push_float(double value) -> bool {
+    return push(Ref{Tag::kFloat, std::bit_cast<std::uint64_t>(value)});
+  }
+  auto push_bool(bool value) -> bool { return push(Ref{value ? Tag::kTrue : Tag::kFalse, 0}); }
+  /// push_text: a str (`tag` kText, UTF-8) or bytes (kBytes).
+  auto push_text(Tag tag, std::string text) -> bool {
+    texts_.push_back(std::move(text));
+    return push(Ref{tag, texts_.size() - 1});
+  }
+  auto push_container(Container container) -> bool {
+    containers_.push_back(std::move(container));
+    return push(Ref{Tag::kContainer, containers_.size() - 1});
+  }
+  [[nodiscard]] auto container_of(Ref ref) -> Container* {
+    return ref.tag == Tag::kContainer ? &containers_[static_cast<std::size_t>(ref.bits)] : nullptr;
+  }
+  [[nodiscard]] auto is_kind(Ref ref, Kind kind) -> bool {
+    const Container* found = container_of(ref);
+    return found != nullptr && found->kind == kind;
+  }
+  [[nodiscard]] auto height_of(Ref ref) -> std::size_t {
+    const Container* found = container_of(ref);
+    return found == nullptr || found->kind == Kind::kCallable ? 0 : found->height;
+  }
+  [[nodiscard]] auto hashable(Ref ref) -> bool {
+    const Container* found = container_of(ref);
+    return found == nullptr || found->hashable;
+  }
+  [[nodiscard]] auto text_of(Ref ref) const -> const std::string* {
+    return ref.tag == Tag::kText ? &texts_[static_cast<std::size_t>(ref.bits)] : nullptr;
+  }
   auto pop_mark(std::string_view opcode, std::size_t& mark) -> bool {
     if (marks_.empty()) {
       return corrupt(std::string(opcode) + " without a MARK");
@@ -745,19 +791,19 @@ class PickleReader {
     marks_.pop_back();
     return true;
   }
-  [[nodiscard]] auto height_of(std::size_t index) const noexcept -> std::size_t {
-    return nodes_[index].kind == Kind::kScalar ? 0 : nodes_[index].height;
-  }
   /// add_items: appends stack_[from..] to the container `target`.
   auto add_items(std::size_t target, std::size_t from) -> bool {
-    Node& node = nodes_[target];
+    std::size_t height = containers_[target].height;
     for (std::size_t i = from; i < stack_.size(); ++i) {
-      node.items.push_back(stack_[i]);
-      const std::size_t height = height_of(stack_[i]) + 1;
-      node.height = height > node.height ? height : node.height;
+      const std::size_t item = height_of(stack_[i]) + 1;
+      height = item > height ? item : height;
     }
+    Container& node = containers_[target];
+    node.items.insert(node.items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(from),
+                      stack_.end());
+    node.height = height;
     stack_.resize(from);
-    if (node.height > limits_.max_depth) {
+    if (height > limits_.max_depth) {
       return fail(CodecErrc::kTooDeep,
                   "containers nested deeper than " + std::to_string(limits_.max_depth));
     }
@@ -765,26 +811,29 @@ class PickleReader {
   }
   /// container: a new container of stack_[from..], which leave the stack.
   auto container(Kind kind, std::size_t from) -> bool {
-    Node node;
+    Container node;
     node.kind = kind;
-    node.height = 1;
     node.hashable = kind == Kind::kTuple || kind == Kind::kFrozenSet;
     if (kind == Kind::kTuple) {
       for (std::size_t i = from; i < stack_.size(); ++i) {
-        node.hashable = node.hashable && nodes_[stack_[i]].hashable;
+        node.hashable = node.hashable && hashable(stack_[i]);
       }
     }
-    nodes_.push_back(std::move(node));
-    const std::size_t index = nodes_.size() - 1;
+    containers_.push_back(std::move(node));
+    const std::size_t index = containers_.size() - 1;
     if (!add_items(index, from)) {
       return false;
     }
-    stack_.push_back(index);
-    return true;
+    return push(Ref{Tag::kContainer, index});
+  }
+  auto empty_container(Kind kind) -> bool {
+    Container node;
+    node.kind = kind;
+    return push_container(std::move(node));
   }
   auto check_hashable(std::size_t from, std::size_t step) -> bool {
     for (std::size_t i = from; i < stack_.size(); i += step) {
-      if (!nodes_[stack_[i]].hashable) {
+      if (!hashable(stack_[i])) {
         return corrupt("a list, dict or set used as a dict key or set item (unhashable)");
       }
     }
@@ -802,8 +851,7 @@ class PickleReader {
     if (found == memo_.end()) {
       return corrupt("GET of memo index " + std::to_string(index) + ", which was never PUT");
     }
-    stack_.push_back(found->second);
-    return true;
+    return push(found->second);
   }
 
   // --- text opcodes ---------------------------------------------------------
@@ -814,13 +862,13 @@ class PickleReader {
     // strtol stops at a NUL; with no digits before it, its 0 stands.
     if (digits.empty() || pickle_c_long(digits, value)) {
       if (text.size() == 2 && (value == 0 || value == 1)) {
-        return push(Value(value == 1));  // I01 / I00: protocol 0's booleans
+        return push_bool(value == 1);  // I01 / I00: protocol 0's booleans
       }
-      return push(Value(value));
+      return push_int(value);
     }
     switch (pickle_py_int(digits, 0, value)) {
       case PickleNumber::kOk:
-        return push(Value(value));
+        return push_int(value);
       case PickleNumber::kOutOfRange:
         return fail(CodecErrc::kTooLarge, "integer out of range: " + pickle_quote(digits));
       case PickleNumber::kInvalid:
@@ -836,7 +884,7 @@ class PickleReader {
     const std::string_view digits = before_nul(text);
     switch (pickle_py_int(digits, 0, value)) {
       case PickleNumber::kOk:
-        return push(Value(value));
+        return push_int(value);
       case PickleNumber::kOutOfRange:
         return fail(CodecErrc::kTooLarge, "integer out of range: " + pickle_quote(digits));
       case PickleNumber::kInvalid:
@@ -849,7 +897,7 @@ class PickleReader {
     const std::string_view digits = before_nul(text);
     switch (pickle_py_float(digits, value)) {
       case PickleNumber::kOk:
-        return push(Value(value));
+        return push_float(value);
       case PickleNumber::kOutOfRange:
         return fail(CodecErrc::kTooLarge, "float out of range: " + pickle_quote(digits));
       case PickleNumber::kInvalid:
@@ -936,7 +984,7 @@ class PickleReader {
           }
       }
     }
-    return push(Value::bytes(std::move(out)));
+    return push_text(Tag::kBytes, std::move(out));
   }
   /// load_unicode: UNICODE, raw-unicode-escape text: bytes are Latin-1
   /// characters, \uXXXX and \UXXXXXXXX escapes (after an odd number of
@@ -976,7 +1024,7 @@ class PickleReader {
       return fail(CodecErrc::kTooLarge,
                   "UNICODE decodes to more than " + std::to_string(limits_.max_size) + " bytes");
     }
-    return push(Value(std::move(out)));
+    return push_text(Tag::kText, std::move(out));
   }
   /// load_utf8: the payload of BINUNICODE and its kin (UTF-8, surrogates
   /// allowed as Python writes them).
@@ -996,7 +1044,7 @@ class PickleReader {
       opaque_ = true;
       return true;
     }
-    return push(Value(std::string(text)));
+    return push_text(Tag::kText, std::string(text));
   }
 
   // --- globals and calls ------------------------------------------------------
@@ -1006,15 +1054,11 @@ class PickleReader {
       opaque_ = true;  // would import a module: never
       return true;
     }
-    Node node;
+    Container node;
     node.kind = Kind::kCallable;
     node.callable = callable;
-    return push_node(std::move(node));
-  }
-  [[nodiscard]] auto text_of(std::size_t index) const -> const std::string* {
-    const Node& node = nodes_[index];
-    return node.kind == Kind::kScalar && node.scalar.is_string() ? &node.scalar.as_string()
-                                                                 : nullptr;
+    node.hashable = true;
+    return push_container(std::move(node));
   }
   auto stack_global() -> bool {
     if (stack_.size() < fence() + 2) {
@@ -1035,64 +1079,56 @@ class PickleReader {
     if (stack_.size() < fence() + 2) {
       return fail_underflow("REDUCE");
     }
-    const std::size_t args_index = stack_.back();
-    const std::size_t callable_index = stack_[stack_.size() - 2];
-    const Node& callee = nodes_[callable_index];
-    if (callee.kind != Kind::kCallable) {
-      opaque_ = true;
+    const Ref args_ref = stack_.back();
+    const Container* callee = container_of(stack_[stack_.size() - 2]);
+    if (callee == nullptr || callee->kind != Kind::kCallable) {
+      opaque_ = true;  // a call: never made
       return true;
     }
-    if (nodes_[args_index].kind != Kind::kTuple) {
+    const PickleCallable callable = callee->callable;
+    if (!is_kind(args_ref, Kind::kTuple)) {
       return corrupt("REDUCE arguments are not a tuple");
     }
-    const std::vector<std::size_t> args = nodes_[args_index].items;
-    const PickleCallable callable = callee.callable;
+    const std::vector<Ref> args = container_of(args_ref)->items;
     stack_.resize(stack_.size() - 2);
-    const auto scalar = [&](std::size_t i) -> const Value* {
-      return nodes_[args[i]].kind == Kind::kScalar ? &nodes_[args[i]].scalar : nullptr;
-    };
     switch (callable) {
       case PickleCallable::kCodecsEncode: {
-        const Value* text = args.size() == 2 ? scalar(0) : nullptr;
-        const Value* encoding = args.size() == 2 ? scalar(1) : nullptr;
-        if (text == nullptr || encoding == nullptr || !text->is_string() ||
-            !encoding->is_string() || encoding->as_string() != "latin1") {
+        const std::string* text = args.size() == 2 ? text_of(args[0]) : nullptr;
+        const std::string* encoding = args.size() == 2 ? text_of(args[1]) : nullptr;
+        if (text == nullptr || encoding == nullptr || *encoding != "latin1") {
           break;
         }
-        const std::string& utf8 = text->as_string();
         std::string bytes;
-        for (std::size_t i = 0; i < utf8.size();) {
+        for (std::size_t i = 0; i < text->size();) {
           char32_t code_point = 0;
-          i += pickle_utf8_next(utf8, i, code_point, false);
+          i += pickle_utf8_next(*text, i, code_point, false);
           if (code_point > 0xff) {
             return corrupt("_codecs.encode(..., 'latin1') of a character above U+00FF");
           }
           bytes.push_back(static_cast<char>(code_point));
         }
-        return push(Value::bytes(std::move(bytes)));
+        return push_text(Tag::kBytes, std::move(bytes));
       }
       case PickleCallable::kBytes:
-      case PickleCallable::kBytearray: {
+      case PickleCallable::kBytearray:
         if (args.empty()) {
-          return push(Value::bytes(std::string()));
+          return push_text(Tag::kBytes, std::string());
         }
-        const Value* data = args.size() == 1 ? scalar(0) : nullptr;
-        if (data != nullptr && data->is_bytes()) {
-          return push(Value(*data));
+        if (args.size() == 1 && args[0].tag == Tag::kBytes) {
+          return push(args[0]);  // bytes are immutable: the same object will do
         }
         break;
-      }
       case PickleCallable::kSet:
       case PickleCallable::kFrozenSet: {
         const Kind kind = callable == PickleCallable::kSet ? Kind::kSet : Kind::kFrozenSet;
         const std::size_t from = stack_.size();
         if (args.size() == 1) {
-          const Node& items = nodes_[args[0]];
-          if (items.kind != Kind::kList && items.kind != Kind::kTuple && items.kind != Kind::kSet &&
-              items.kind != Kind::kFrozenSet) {
+          const Container* items = container_of(args[0]);
+          if (items == nullptr || items->kind == Kind::kDict || items->kind == Kind::kCallable) {
             break;
           }
-          stack_.insert(stack_.end(), items.items.begin(), items.items.end());
+          const std::vector<Ref> copy = items->items;
+          stack_.insert(stack_.end(), copy.begin(), copy.end());
           if (!check_hashable(from, 1)) {
             return false;
           }
@@ -1140,14 +1176,11 @@ class PickleReader {
         stack_.push_back(stack_.back());
         return true;
       case 'N':
-        stack_.push_back(0);
-        return true;
+        return push(Ref{Tag::kNone, 0});
       case 0x88:  // NEWTRUE
-        stack_.push_back(1);
-        return true;
+        return push_bool(true);
       case 0x89:  // NEWFALSE
-        stack_.push_back(2);
-        return true;
+        return push_bool(false);
       case 'I':
         return line("INT", arg) && (arg.empty() ? corrupt("INT without digits") : load_int(arg));
       case 'L':
@@ -1160,14 +1193,12 @@ class PickleReader {
           return false;
         }
         const auto bits = static_cast<std::uint32_t>(little_endian(arg));
-        return push(Value(static_cast<std::int32_t>(bits)));
+        return push_int(static_cast<std::int32_t>(bits));
       }
       case 'K':  // BININT1
-        return fixed(1, "BININT1", arg) &&
-               push(Value(static_cast<std::int64_t>(little_endian(arg))));
+        return fixed(1, "BININT1", arg) && push_int(static_cast<std::int64_t>(little_endian(arg)));
       case 'M':  // BININT2
-        return fixed(2, "BININT2", arg) &&
-               push(Value(static_cast<std::int64_t>(little_endian(arg))));
+        return fixed(2, "BININT2", arg) && push_int(static_cast<std::int64_t>(little_endian(arg)));
       case 0x8a:    // LONG1
       case 0x8b: {  // LONG4
         const std::size_t width = op == 0x8a ? 1 : 4;
@@ -1195,14 +1226,14 @@ class PickleReader {
         for (const char c : arg) {
           bits = bits << 8U | static_cast<unsigned char>(c);
         }
-        return push(Value(std::bit_cast<double>(bits)));
+        return push_float(std::bit_cast<double>(bits));
       }
       case 'S':
         return line("STRING", arg) && load_string(arg);
       case 'T':  // BINSTRING
-        return counted(4, "BINSTRING", true, arg) && push(Value::bytes(std::string(arg)));
+        return counted(4, "BINSTRING", true, arg) && push_text(Tag::kBytes, std::string(arg));
       case 'U':  // SHORT_BINSTRING
-        return counted(1, "SHORT_BINSTRING", true, arg) && push(Value::bytes(std::string(arg)));
+        return counted(1, "SHORT_BINSTRING", true, arg) && push_text(Tag::kBytes, std::string(arg));
       case 'V':
         return line("UNICODE", arg) && load_unicode(arg);
       case 'X':
@@ -1212,34 +1243,19 @@ class PickleReader {
       case 0x8d:
         return counted(8, "BINUNICODE8", true, arg) && load_utf8(arg, "BINUNICODE8");
       case 'B':
-        return counted(4, "BINBYTES", true, arg) && push(Value::bytes(std::string(arg)));
+        return counted(4, "BINBYTES", true, arg) && push_text(Tag::kBytes, std::string(arg));
       case 'C':
-        return counted(1, "SHORT_BINBYTES", true, arg) && push(Value::bytes(std::string(arg)));
+        return counted(1, "SHORT_BINBYTES", true, arg) && push_text(Tag::kBytes, std::string(arg));
       case 0x8e:
-        return counted(8, "BINBYTES8", true, arg) && push(Value::bytes(std::string(arg)));
+        return counted(8, "BINBYTES8", true, arg) && push_text(Tag::kBytes, std::string(arg));
       case 0x96:
-        return counted(8, "BYTEARRAY8", true, arg) && push(Value::bytes(std::string(arg)));
-      case ']': {
-        Node node;
-        node.kind = Kind::kList;
-        node.height = 1;
-        node.hashable = false;
-        return push_node(std::move(node));
-      }
-      case '}': {
-        Node node;
-        node.kind = Kind::kDict;
-        node.height = 1;
-        node.hashable = false;
-        return push_node(std::move(node));
-      }
-      case 0x8f: {  // EMPTY_SET
-        Node node;
-        node.kind = Kind::kSet;
-        node.height = 1;
-        node.hashable = false;
-        return push_node(std::move(node));
-      }
+        return counted(8, "BYTEARRAY8", true, arg) && push_text(Tag::kBytes, std::string(arg));
+      case ']':
+        return empty_container(Kind::kList);
+      case '}':
+        return empty_container(Kind::kDict);
+      case 0x8f:  // EMPTY_SET
+        return empty_container(Kind::kSet);
       case ')':  // EMPTY_TUPLE
         return container(Kind::kTuple, stack_.size());
       case 0x85:  // TUPLE1..3
@@ -1355,8 +1371,8 @@ class PickleReader {
     if (from == stack_.size()) {
       return true;
     }
-    const std::size_t target = stack_[from - 1];
-    if (nodes_[target].kind != kind) {
+    const Ref target = stack_[from - 1];
+    if (!is_kind(target, kind)) {
       return corrupt(std::string(opcode) + " onto an object that is not a " +
                      (kind == Kind::kList   ? "list"
                       : kind == Kind::kDict ? "dict"
@@ -1372,12 +1388,12 @@ class PickleReader {
     } else if (kind == Kind::kSet && !check_hashable(from, 1)) {
       return false;
     }
-    return add_items(target, from);
+    return add_items(static_cast<std::size_t>(target.bits), from);
   }
 
   auto load_twos_complement(std::string_view bytes) -> bool {
     if (bytes.empty()) {
-      return push(Value(0));
+      return push_int(0);
     }
     const bool negative = (static_cast<unsigned char>(bytes.back()) & 0x80U) != 0;
     const unsigned char extension = negative ? 0xffU : 0x00U;
@@ -1394,7 +1410,7 @@ class PickleReader {
     if (negative && size < 8) {
       bits |= ~std::uint64_t{0} << (8 * size);
     }
-    return push(Value(static_cast<std::int64_t>(bits)));
+    return push_int(static_cast<std::int64_t>(bits));
   }
 
   auto frame() -> bool {
@@ -1519,43 +1535,60 @@ class PickleReader {
 
   // --- the Value tree -----------------------------------------------------------
 
-  /// build: the Value of node `index` at nesting `depth` (of its parent).
-  /// Shared nodes are copied; a node met again on its own path is a cycle.
-  auto build(std::size_t index, std::size_t depth, Value& out) -> Built {
+  /// build: the Value of `ref`, a container's item at nesting `depth`.
+  /// Shared objects are copied; a container met again on its own path is a
+  /// cycle.
+  auto build(Ref ref, std::size_t depth, Value& out) -> Built {
     if (++built_ > value_budget()) {
       error_.emplace(CodecErrc::kTooLarge, "pickle: shared references expand to more than " +
                                                std::to_string(value_budget()) +
                                                " values (a Value is a tree)");
       return Built::kError;
     }
-    Node& node = nodes_[index];
-    switch (node.kind) {
-      case Kind::kScalar:
-        if (node.scalar.is_string() || node.scalar.is_bytes()) {
-          text_ += node.scalar.as_string().size();
-          if (text_ > limits_.max_size) {
-            error_.emplace(too_large_text());
-            return Built::kError;
-          }
-        }
-        out = node.scalar;
+    switch (ref.tag) {
+      case Tag::kNone:
+        out = Value();
         return Built::kOk;
-      case Kind::kCallable:
-        return Built::kOpaque;  // a bare bytes/set/... type object
-      default:
+      case Tag::kTrue:
+      case Tag::kFalse:
+        out = Value(ref.tag == Tag::kTrue);
+        return Built::kOk;
+      case Tag::kInt:
+        out = Value(static_cast<std::int64_t>(ref.bits));
+        return Built::kOk;
+      case Tag::kFloat:
+        out = Value(std::bit_cast<double>(ref.bits));
+        return Built::kOk;
+      case Tag::kText:
+      case Tag::kBytes: {
+        const std::string& text = texts_[static_cast<std::size_t>(ref.bits)];
+        text_ += text.size();
+        if (text_ > limits_.max_size) {
+          error_.emplace(too_large_text());
+          return Built::kError;
+        }
+        out = ref.tag == Tag::kText ? Value(text) : Value::bytes(text);
+        return Built::kOk;
+      }
+      case Tag::kContainer:
         break;
     }
-    if (node.open) {
-      return Built::kOpaque;  // it contains itself
+    const std::size_t index = static_cast<std::size_t>(ref.bits);
+    if (containers_[index].kind == Kind::kCallable || containers_[index].open) {
+      return Built::kOpaque;  // a bare type or function, or a container in itself
     }
     if (depth + 1 > limits_.max_depth) {
       error_.emplace(CodecErrc::kTooDeep,
                      "pickle: containers nested deeper than " + std::to_string(limits_.max_depth));
       return Built::kError;
     }
-    node.open = true;
-    const bool is_dict = node.kind == Kind::kDict;
-    const std::size_t count = node.items.size();
+    containers_[index].open = true;
+    const Kind kind = containers_[index].kind;
+    const bool is_dict = kind == Kind::kDict;
+    // Python keeps one of equal dict keys (the first, with the last value)
+    // and of equal set items; CPython never writes such duplicates.
+    const bool is_set = kind == Kind::kSet || kind == Kind::kFrozenSet;
+    const std::size_t count = containers_[index].items.size();
     Value::List list;
     Value::Map map;
     if (is_dict) {
@@ -1563,15 +1596,12 @@ class PickleReader {
     } else {
       list.reserve(count);
     }
-    // Python keeps one of equal dict keys (the first, with the last value)
-    // and of equal set items; Python never writes such duplicates.
-    const bool is_set = node.kind == Kind::kSet || node.kind == Kind::kFrozenSet;
     std::unordered_map<std::string, std::size_t> seen;
     std::size_t slot = 0;  // the map entry the next value goes to
     Built status = Built::kOk;
     for (std::size_t i = 0; i < count && status == Built::kOk; ++i) {
       Value item;
-      status = build(nodes_[index].items[i], depth + 1, item);
+      status = build(containers_[index].items[i], depth + 1, item);
       if (status != Built::kOk) {
         break;
       }
@@ -1597,7 +1627,7 @@ class PickleReader {
         list.push_back(std::move(item));
       }
     }
-    nodes_[index].open = false;
+    containers_[index].open = false;
     if (status == Built::kOk) {
       out = is_dict ? Value::map(std::move(map)) : Value::list(std::move(list));
     }
@@ -1611,10 +1641,11 @@ class PickleReader {
   std::size_t op_at_ = 0;
   int protocol_ = 0;
   bool opaque_ = false;
-  std::vector<Node> nodes_;
-  std::vector<std::size_t> stack_;
+  std::vector<Ref> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, std::size_t> memo_;
+  std::unordered_map<std::uint64_t, Ref> memo_;
+  std::vector<std::string> texts_;
+  std::vector<Container> containers_;
   std::size_t built_ = 0;
   std::size_t text_ = 0;
   std::optional<CodecError> error_;
