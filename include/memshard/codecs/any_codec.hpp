@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -61,8 +62,9 @@ class AnyCodec {
   };
   template <class C>
   struct Model final : Interface {
-    explicit Model(C held) : codec(std::move(held)) {}
-    [[nodiscard]] auto name() const noexcept -> std::string_view override { return codec.name(); }
+    explicit Model(C held) : codec(std::move(held)), kept_name(codec.name()) {}
+    // The name is kept: a codec's name() may return a std::string by value.
+    [[nodiscard]] auto name() const noexcept -> std::string_view override { return kept_name; }
     [[nodiscard]] auto encode(const Value& value) const -> CodecResult<Encoded> override {
       return codec.encode(value);
     }
@@ -71,6 +73,7 @@ class AnyCodec {
       return codec.decode(bytes, flags);
     }
     C codec;
+    std::string kept_name;
   };
 
   std::shared_ptr<const Interface> self_;

@@ -143,6 +143,11 @@ class PhpMemcacheCodec {
         if (const auto number = detail::parse_integer_text(bytes)) {
           return Value(*number);
         }
+        if (detail::is_big_integer_text(bytes)) {
+          return CodecResult<Value>(CodecErrc::kTooLarge,
+                                    "php-memcache: an integer (0x300) out of range of 64 bits: " +
+                                        detail::quote_bytes(bytes));
+        }
         return corrupt("an integer (0x300) whose text is not a number", bytes);
       case kDouble:
         if (const auto number = detail::parse_float_text(bytes)) {

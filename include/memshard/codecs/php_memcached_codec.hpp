@@ -170,7 +170,11 @@ class PhpMemcachedCodec {
       case kTypeLong: {
         const auto number = detail::parse_integer_text(bytes);
         if (!number) {
-          return fail(CodecErrc::kCorrupt, "an integer (type 1) whose text is not a number", bytes);
+          return detail::is_big_integer_text(bytes)
+                     ? fail(CodecErrc::kTooLarge, "an integer (type 1) out of range of 64 bits",
+                            bytes)
+                     : fail(CodecErrc::kCorrupt, "an integer (type 1) whose text is not a number",
+                            bytes);
         }
         return Value(*number);
       }

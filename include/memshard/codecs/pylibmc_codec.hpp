@@ -130,6 +130,11 @@ class PylibmcCodec {
         if (const auto number = detail::parse_integer_text(bytes)) {
           return Value(*number);
         }
+        if (detail::is_big_integer_text(bytes)) {
+          return CodecResult<Value>(
+              CodecErrc::kTooLarge,
+              "pylibmc: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+        }
         return CodecResult<Value>(
             CodecErrc::kCorrupt,
             "pylibmc: an int whose text is not a number: " + detail::quote_bytes(bytes));

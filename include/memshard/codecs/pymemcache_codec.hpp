@@ -122,6 +122,11 @@ class PymemcacheCodec {
       if (const auto number = detail::parse_integer_text(bytes)) {
         return Value(*number);
       }
+      if (detail::is_big_integer_text(bytes)) {
+        return CodecResult<Value>(
+            CodecErrc::kTooLarge,
+            "pymemcache: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+      }
       return CodecResult<Value>(
           CodecErrc::kCorrupt,
           "pymemcache: an int whose text is not a number: " + detail::quote_bytes(bytes));

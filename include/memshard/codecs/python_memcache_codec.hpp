@@ -135,6 +135,11 @@ class PythonMemcacheCodec {
       if (const auto number = detail::parse_integer_text(bytes)) {
         return Value(*number);
       }
+      if (detail::is_big_integer_text(bytes)) {
+        return CodecResult<Value>(
+            CodecErrc::kTooLarge,
+            "python-memcache: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+      }
       return CodecResult<Value>(CodecErrc::kCorrupt,
                                 "python-memcache: an int (0x2) whose text is not a number: " +
                                     detail::quote_bytes(bytes));

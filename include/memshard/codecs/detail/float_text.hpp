@@ -413,6 +413,22 @@ inline void append_fixed_form(std::string& out, const FloatDigits& d, bool leadi
   return value;
 }
 
+/// is_big_integer_text: `text` is decimal digits (after an optional '-') that
+/// parse_integer_text refused: an integer beyond 64 bits, which a peer with big
+/// integers (Python, Ruby) writes and reads, and a decoder answers kTooLarge.
+[[nodiscard]] constexpr auto is_big_integer_text(std::string_view text) noexcept -> bool {
+  const std::string_view digits = !text.empty() && text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty()) {
+    return false;
+  }
+  for (const char c : digits) {
+    if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
