@@ -208,7 +208,7 @@ struct NamedAtRunTime {
   [[nodiscard]] auto name() const -> std::string { return prefix + "-v2"; }
   [[nodiscard]] static auto encode(const Value&) -> CodecResult<Encoded> { return Encoded{}; }
   [[nodiscard]] static auto decode(std::string_view, std::uint32_t) -> CodecResult<Value> {
-    return Value();
+    return CodecResult<Value>(CodecErrc::kUnsupported, "never decodes");
   }
 };
 static_assert(memshard::Codec<NamedAtRunTime>);
