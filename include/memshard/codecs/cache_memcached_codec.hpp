@@ -117,13 +117,11 @@ class CacheMemcachedCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kGzip, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "cache-memcached: " + data.error().message());
+      if (auto error =
+              detail::inflate_payload("cache-memcached", bytes, detail::DeflateFormat::kGzip,
+                                      options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     if ((flags & kStorable) != 0) {
       return storable_thaw(bytes, options_.limits);

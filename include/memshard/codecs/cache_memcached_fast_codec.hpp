@@ -101,13 +101,11 @@ class CacheMemcachedFastCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kGzip, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "cache-memcached-fast: " + data.error().message());
+      if (auto error =
+              detail::inflate_payload("cache-memcached-fast", bytes, detail::DeflateFormat::kGzip,
+                                      options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     if ((flags & kStorable) != 0) {
       return storable_thaw(bytes, options_.limits);

@@ -115,14 +115,11 @@ class DalliCodec {
     if ((flags & kCompressed) != 0) {
       const bool gzip = bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
                         static_cast<unsigned char>(bytes[1]) == 0x8b;
-      CodecResult<std::string> data = detail::inflate_bytes(
-          bytes, gzip ? detail::DeflateFormat::kGzip : detail::DeflateFormat::kZlib,
-          options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "dalli: " + data.error().message());
+      if (auto error = detail::inflate_payload(
+              "dalli", bytes, gzip ? detail::DeflateFormat::kGzip : detail::DeflateFormat::kZlib,
+              options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     if ((flags & kSerialized) == 0) {
       return Value(std::string(bytes));

@@ -127,13 +127,10 @@ class PhpMemcacheCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kZlib, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "php-memcache: " + data.error().message());
+      if (auto error = detail::inflate_payload("php-memcache", bytes, detail::DeflateFormat::kZlib,
+                                               options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     if ((flags & kSerialized) != 0) {
       return php_unserialize(bytes, options_.limits);

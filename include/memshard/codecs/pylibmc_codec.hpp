@@ -107,13 +107,10 @@ class PylibmcCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kZlib, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "pylibmc: " + data.error().message());
+      if (auto error = detail::inflate_payload("pylibmc", bytes, detail::DeflateFormat::kZlib,
+                                               options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     switch (flags & kTypes) {
       case 0:

@@ -111,13 +111,11 @@ class PythonMemcacheCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kZlib, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "python-memcache: " + data.error().message());
+      if (auto error =
+              detail::inflate_payload("python-memcache", bytes, detail::DeflateFormat::kZlib,
+                                      options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
       flags &= ~kCompressed;
     }
     if (flags == 0) {

@@ -148,13 +148,10 @@ class SpymemcachedCodec {
       -> CodecResult<Value> {
     std::string inflated;
     if ((flags & kCompressed) != 0) {
-      CodecResult<std::string> data =
-          detail::inflate_bytes(bytes, detail::DeflateFormat::kGzip, options_.limits.max_size);
-      if (!data) {
-        return CodecResult<Value>(data.code(), "spymemcached: " + data.error().message());
+      if (auto error = detail::inflate_payload("spymemcached", bytes, detail::DeflateFormat::kGzip,
+                                               options_.limits.max_size, inflated)) {
+        return *error;
       }
-      inflated = std::move(data).value();
-      bytes = inflated;
     }
     if ((flags & kSerialized) != 0) {
       if (!is_java_serialization(bytes)) {

@@ -33,9 +33,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/version.hpp"
@@ -272,6 +274,22 @@ class ZStreamOwner {
   }
   out.resize(used);
   return out;
+}
+
+/// inflate_payload: what a codec does with a compressed item: `bytes`
+/// inflated (at most `max_size`) into `storage`, then `bytes` made to view it;
+/// the error, with the codec's name in front ("dalli: zlib: ..."), when the
+/// stream is bad.
+[[nodiscard]] inline auto inflate_payload(std::string_view codec, std::string_view& bytes,
+                                          DeflateFormat format, std::size_t max_size,
+                                          std::string& storage) -> std::optional<CodecError> {
+  CodecResult<std::string> data = inflate_bytes(bytes, format, max_size);
+  if (!data) {
+    return CodecError(data.code(), std::string(codec) + ": " + data.error().message());
+  }
+  storage = std::move(data).value();
+  bytes = storage;
+  return std::nullopt;
 }
 
 }  // namespace detail
