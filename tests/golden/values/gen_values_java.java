@@ -3,7 +3,8 @@
 // gen_values_java.java: the Java half of the value tables. Run by gen_values.sh
 // with the JDK's source-file launcher:
 //
-//   java -cp spymemcached.jar gen_values_java.java VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
+//   java -cp spymemcached.jar gen_values_java.java [--readback=MANIFEST] VALUES_TXT HOST:PORT
+//       DRAFT_DIR NAME=VERSION...
 //
 // Stores every value of values.txt through spymemcached (new MemcachedClient(
 // address): DefaultConnectionFactory, text protocol, SerializingTranscoder) under
@@ -11,6 +12,13 @@
 // (Objects.equals) with what was stored. Writes the draft spymemcached.values in
 // DRAFT_DIR: `stored` lines, which values_collect.py replaces with the raw (flags,
 // bytes) the server holds, `refused` lines and "# roundtrip" comments.
+//
+// With --readback=MANIFEST (readback.sh) it writes no draft: for every item of
+// MANIFEST ("<case> <value> <flags> <base64>", what memshard's codec stored under
+// "rb:<case>:<value>"), it stores the value itself as above, reads memshard's item
+// through the client, and prints one line per item (see readback.sh): ok, same
+// (read back as the client reads its own item), refused (the client refuses the
+// value itself) or DIFF. Equal there means of the same classes and equals().
 //
 // Java types: strings are String; in case spymemcached-default the integers are
 // Integer when they fit in an int (int2p40 is a Long), in case spymemcached-long they
@@ -30,6 +38,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -144,9 +153,91 @@ final class GenValuesJava {
     return v.getClass().getName() + " " + text;
   }
 
+  /** Readback mode: the "<case> <value>" items memshard wrote; null when recording. */
+  private static Set<String> readback;
+
+  /** Equal and of the same classes, all the way down. */
+  private static boolean same(Object a, Object b) {
+    if (a == null || b == null || a.getClass() != b.getClass()) {
+      return a == b;
+    }
+    if (a instanceof Map) {
+      Map<?, ?> x = (Map<?, ?>) a, y = (Map<?, ?>) b;
+      if (!x.keySet().equals(y.keySet())) {
+        return false;
+      }
+      for (Map.Entry<?, ?> e : x.entrySet()) {
+        if (!same(e.getValue(), y.get(e.getKey()))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (a instanceof List) {
+      List<?> x = (List<?>) a, y = (List<?>) b;
+      if (x.size() != y.size()) {
+        return false;
+      }
+      for (int i = 0; i < x.size(); i++) {
+        if (!same(x.get(i), y.get(i))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    return a.equals(b);
+  }
+
+  /** Readback mode: reads memshard's item for one value back and prints its line. */
+  private static void readbackItem(MemcachedClient client, String id, String name, Object obj) {
+    String key = id + ":" + name;
+    Object own = null;
+    String refused = null;
+    try {
+      Boolean ok = client.set(key, 0, obj).get(30, TimeUnit.SECONDS);
+      if (Boolean.TRUE.equals(ok)) {
+        own = client.get(key);
+      } else {
+        refused = "set() answered " + ok;
+      }
+    } catch (Exception e) {
+      refused = e.toString();
+    }
+    Object got;
+    try {
+      got = client.get("rb:" + key);
+    } catch (Exception e) {
+      System.out.println("DIFF " + id + " " + name + ": get() threw " + e);
+      return;
+    }
+    if (got == null) {
+      System.out.println("DIFF " + id + " " + name + ": get() found nothing");
+    } else if (same(got, obj)) {
+      System.out.println("ok " + id + " " + name);
+    } else if (refused == null && same(got, own)) {
+      System.out.println("same " + id + " " + name + ": read back as " + describe(got)
+          + ", as the client reads its own item");
+    } else if (refused != null) {
+      System.out.println("refused " + id + " " + name + ": the client refuses the value itself ("
+          + refused + "); memshard's item read back as " + describe(got));
+    } else {
+      System.out.println("DIFF " + id + " " + name + ": read back as " + describe(got)
+          + "; the client's own item as " + describe(own));
+    }
+  }
+
   private static void runCase(MemcachedClient client, String id, String clientLine,
                               List<String> settings, List<Value> values, boolean longs,
                               List<String> out) {
+    if (readback != null) {
+      for (Value v : values) {
+        if ((!longs || v.kind.equals("int")) && readback.contains(id + " " + v.name)) {
+          readbackItem(client, id, v.name,
+              longs ? (Object) Long.valueOf(((Number) v.natural).longValue()) : v.natural);
+        }
+      }
+      return;
+    }
     out.add("case " + id);
     out.add("client " + clientLine);
     out.add("codec spymemcached");
@@ -199,6 +290,17 @@ final class GenValuesJava {
   public static void main(String[] args) throws Exception {
     System.setProperty("net.spy.log.LoggerImpl", "net.spy.memcached.compat.log.SunLogger");
     Logger.getLogger("net.spy.memcached").setLevel(Level.WARNING);
+    if (args.length > 0 && args[0].startsWith("--readback=")) {
+      readback = new java.util.HashSet<>();
+      for (String line : Files.readAllLines(Paths.get(args[0].substring("--readback=".length())),
+                                            StandardCharsets.UTF_8)) {
+        String[] f = line.split(" ");
+        if (f.length >= 2) {
+          readback.add(f[0] + " " + f[1]);
+        }
+      }
+      args = Arrays.copyOfRange(args, 1, args.length);
+    }
     String valuesTxt = args[0];
     String[] hp = args[1].split(":");
     String draftDir = args[2];
@@ -230,6 +332,9 @@ final class GenValuesJava {
         version + "; default SerializingTranscoder, integers as Long", settings, values, true,
         out);
     client.shutdown(10, TimeUnit.SECONDS);
+    if (readback != null) {
+      return;
+    }
 
     try (PrintWriter w = new PrintWriter(
              Files.newBufferedWriter(Paths.get(draftDir, "spymemcached.values"),

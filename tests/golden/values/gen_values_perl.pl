@@ -3,7 +3,7 @@
 #
 # gen_values_perl.pl: the Perl half of the value tables. Run by gen_values.sh:
 #
-#   perl gen_values_perl.pl VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
+#   perl gen_values_perl.pl [--readback=MANIFEST] VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
 #
 # Stores every value of values.txt through Cache::Memcached and
 # Cache::Memcached::Fast under "<case>:<value-name>", one case per setting,
@@ -11,6 +11,13 @@
 # Writes the drafts cache_memcached.values and cache_memcached_fast.values in
 # DRAFT_DIR: `stored` lines, which values_collect.py replaces with the raw
 # (flags, bytes) the server holds, `refused` lines and "# roundtrip" comments.
+#
+# With --readback=MANIFEST (readback.sh) it writes no drafts: for every item of
+# MANIFEST ("<case> <value> <flags> <base64>", what memshard's codec stored under
+# "rb:<case>:<value>"), it stores the value itself as above, reads memshard's item
+# through the client configured as the case says, and prints one line per item
+# (see readback.sh): ok, same (read back as the client reads its own item),
+# refused (the client refuses the value itself) or DIFF.
 #
 # Perl has no string/number/boolean types, so the values are what a Perl
 # program naturally holds:
@@ -138,8 +145,51 @@ sub clean_error {
     return $e;
 }
 
+our %readback;    # readback mode: "<case> <value>" => 1 for what memshard wrote
+our $readback_mode = 0;
+
+# Readback mode: reads memshard's item for one value of case $id back through
+# $client and prints its line.
+sub readback_item {
+    my ($id, $client, $value) = @_;
+    my ($name, $kind, $v) = @$value;
+    my $key = "$id:$name";
+    my ($own, $refused);
+    my $ok = eval {
+        local $SIG{__WARN__} = sub { };
+        $client->set($key, $v);
+    };
+    if (my $e = $@) {
+        $refused = 'died: ' . clean_error($e);
+    } elsif (!$ok) {
+        $refused = 'set returned ' . (defined $ok ? "'$ok'" : 'undef');
+    } else {
+        $own = [eval { $client->get($key) }];
+    }
+    my $got = eval { $client->get("rb:$key") };
+    if (my $e = $@) {
+        print "DIFF $id $name: get died: " . clean_error($e) . "\n";
+    } elsif (!defined $got) {
+        print "DIFF $id $name: get found nothing\n";
+    } elsif (same($kind, $got, $v)) {
+        print "ok $id $name\n";
+    } elsif ($own && same($kind, $got, $own->[0])) {
+        print "same $id $name: read back as " . describe($got, $v) . ", as the client reads its own item\n";
+    } elsif (!$own) {
+        print "refused $id $name: the client refuses the value itself ($refused); memshard's item read back as "
+            . describe($got, $v) . "\n";
+    } else {
+        print "DIFF $id $name: read back as " . describe($got, $v) . "; the client's own item as "
+            . describe($own->[0], $v) . "\n";
+    }
+}
+
 sub run_case {
     my ($out, $id, $client_line, $codec, $settings, $values, $client) = @_;
+    if ($readback_mode) {
+        $readback{"$id $_->[0]"} && readback_item($id, $client, $_) for @$values;
+        return;
+    }
     push @$out, "case $id", "client $client_line", "codec $codec";
     push @$out, map { "setting $_" } @$settings;
     for my $value (@$values) {
@@ -172,11 +222,22 @@ sub run_case {
 
 sub write_draft {
     my ($path, $lines) = @_;
+    return if $readback_mode;
     open(my $fh, '>:encoding(UTF-8)', $path) or die "$path: $!\n";
     print $fh map { "$_\n" } @$lines;
     close $fh or die "$path: $!\n";
 }
 
+if (@ARGV && $ARGV[0] =~ /^--readback=(.*)\z/) {
+    shift @ARGV;
+    open(my $fh, '<', $1) or die "$1: $!\n";
+    while (my $line = <$fh>) {
+        my ($id, $name) = split ' ', $line;
+        $readback{"$id $name"} = 1 if defined $name;
+    }
+    close $fh;
+    $readback_mode = 1;
+}
 my ($values_txt, $address, $draft_dir, @rest) = @ARGV;
 my %versions = map { split /=/, $_, 2 } @rest;
 my @values = read_values($values_txt);

@@ -3,7 +3,7 @@
 //
 // gen_values_php.php: the PHP half of the value tables. Run by gen_values.sh:
 //
-//   php gen_values_php.php VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
+//   php gen_values_php.php [--readback=MANIFEST] VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
 //
 // Stores every value of values.txt, as PHP's natural type (string, int, float,
 // bool, array), through php-memcached (new Memcached()) and pecl memcache
@@ -13,6 +13,13 @@
 // DRAFT_DIR: `stored` lines, which values_collect.py replaces with the raw
 // (flags, bytes) the server holds, `refused` lines and "# roundtrip" comments
 // for the values the client did not give back unchanged.
+//
+// With --readback=MANIFEST (readback.sh) it writes no drafts: for every item of
+// MANIFEST ("<case> <value> <flags> <base64>", what memshard's codec stored
+// under "rb:<case>:<value>"), it stores the value itself as above, reads
+// memshard's item through the client configured as the case says, and prints
+// one line per item (see readback.sh): ok, same (read back as the client reads
+// its own item), refused (the client refuses the value itself) or DIFF.
 
 declare(strict_types=1);
 
@@ -94,12 +101,73 @@ function describe($v): string
     return gettype($v) . ' ' . $text;
 }
 
+/** ===, with objects compared by class and properties (=== compares their identity). */
+function same($a, $b): bool
+{
+    if (is_object($a) || is_object($b)) {
+        return is_object($a) && is_object($b) && get_class($a) === get_class($b)
+            && same((array)$a, (array)$b);
+    }
+    if (is_array($a) && is_array($b)) {
+        if (array_keys($a) !== array_keys($b)) {
+            return false;
+        }
+        foreach ($a as $k => $x) {
+            if (!same($x, $b[$k])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    return $a === $b;
+}
+
+/**
+ * Readback mode: reads memshard's item for value $name of case $id back and
+ * prints its line. $store($key, $v) stores through the client (true, or why
+ * not); $fetch($key) is [found, value].
+ */
+function readback_item(string $id, string $name, $v, callable $store, callable $fetch): void
+{
+    $key = "$id:$name";
+    try {
+        $stored = $store($key, $v);
+    } catch (Throwable $e) {
+        $stored = get_class($e) . ': ' . $e->getMessage();
+    }
+    $own = $stored === true ? $fetch($key) : [false, null];
+    [$found, $got] = $fetch("rb:$key");
+    if (!$found) {
+        echo "DIFF $id $name: get() found nothing\n";
+    } elseif (same($got, $v)) {
+        echo "ok $id $name\n";
+    } elseif ($own[0] && same($got, $own[1])) {
+        echo "same $id $name: read back as " . describe($got) . ", as the client reads its own item\n";
+    } elseif ($stored !== true) {
+        echo "refused $id $name: the client refuses the value itself ($stored); memshard's item read back as " . describe($got) . "\n";
+    } else {
+        echo "DIFF $id $name: read back as " . describe($got) . "; the client's own item as "
+            . ($own[0] ? describe($own[1]) : 'nothing') . "\n";
+    }
+}
+
 $last_warning = '';
 set_error_handler(function (int $no, string $msg) use (&$last_warning): bool {
     $last_warning = $msg;
     return true;
 });
 
+$readback = null;  // readback mode: ["<case> <value>" => true] for what memshard wrote
+if (str_starts_with($argv[1] ?? '', '--readback=')) {
+    $readback = [];
+    foreach (file(substr($argv[1], strlen('--readback=')), FILE_IGNORE_NEW_LINES) as $line) {
+        $fields = explode(' ', $line);
+        if (count($fields) >= 2) {
+            $readback["$fields[0] $fields[1]"] = true;
+        }
+    }
+    array_splice($argv, 1, 1);
+}
 [$script, $values_txt, $address, $draft_dir] = array_slice($argv, 0, 4);
 $versions = [];
 foreach (array_slice($argv, 4) as $arg) {
@@ -159,6 +227,14 @@ foreach ($memcached_cases as [$id, $how, $options, $settings]) {
         $out[] = "setting $k=$v";
     }
     foreach ($values as $name => $v) {
+        if ($readback !== null) {
+            if (isset($readback["$id $name"])) {
+                readback_item($id, $name, $v,
+                    fn($k, $x) => $m->set($k, $x) ?: 'set() returned false: ' . $m->getResultMessage(),
+                    fn($k) => [($got = $m->get($k)) !== false || $m->getResultCode() === Memcached::RES_SUCCESS, $got]);
+            }
+            continue;
+        }
         $key = "$id:$name";
         $last_warning = '';
         try {
@@ -181,7 +257,9 @@ foreach ($memcached_cases as [$id, $how, $options, $settings]) {
     }
     $out[] = 'end';
 }
-file_put_contents("$draft_dir/php_memcached.values", implode("\n", $out) . "\n");
+if ($readback === null) {
+    file_put_contents("$draft_dir/php_memcached.values", implode("\n", $out) . "\n");
+}
 
 // ------------------------------------------------------------ pecl memcache
 $memcache_cases = [
@@ -203,6 +281,18 @@ foreach ($memcache_cases as [$id, $how, $flags]) {
     $out[] = 'setting compress_threshold=' . ini_get('memcache.compress_threshold');
     $out[] = "setting set_flags=$flags";
     foreach ($values as $name => $v) {
+        if ($readback !== null) {
+            if (isset($readback["$id $name"])) {
+                readback_item($id, $name, $v,
+                    fn($k, $x) => $m->set($k, $x, $flags) ?: 'set() returned false',
+                    function ($k) use ($m) {
+                        $got_flags = null;
+                        $got = $m->get($k, $got_flags);
+                        return [$got_flags !== null, $got];
+                    });
+            }
+            continue;
+        }
         $key = "$id:$name";
         $last_warning = '';
         try {
@@ -224,4 +314,6 @@ foreach ($memcache_cases as [$id, $how, $flags]) {
     }
     $out[] = 'end';
 }
-file_put_contents("$draft_dir/php_memcache.values", implode("\n", $out) . "\n");
+if ($readback === null) {
+    file_put_contents("$draft_dir/php_memcache.values", implode("\n", $out) . "\n");
+}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """gen_values_python.py: the Python half of the value tables. Run by gen_values.sh:
 
-    /usr/bin/python3 gen_values_python.py VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
+    /usr/bin/python3 gen_values_python.py [--readback=MANIFEST] VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
 
 Stores every value of values.txt, as Python's natural type (str, int, float,
 bool, dict), through python-memcache (memcache.Client), pymemcache
@@ -12,6 +12,13 @@ client and compares it with what was stored (same type and ==). Writes the draft
 python_memcache.values, pymemcache.values and pylibmc.values in DRAFT_DIR:
 `stored` lines, which values_collect.py replaces with the raw (flags, bytes) the
 server holds, `refused` lines and "# roundtrip" comments.
+
+With --readback=MANIFEST (readback.sh) it writes no drafts: for every item of
+MANIFEST ("<case> <value> <flags> <base64>", what memshard's codec stored under
+"rb:<case>:<value>"), it stores the value itself as above, reads memshard's item
+through the client configured as the case says, and prints one line per item
+(see readback.sh): ok, same (read back as the client reads its own item),
+refused (the client refuses the value itself) or DIFF.
 """
 import hashlib
 import os
@@ -95,8 +102,49 @@ def describe(v, stored):
     return "%s %s" % (type(v).__name__, text)
 
 
+READBACK = None  # readback mode: the set of (case, value name) memshard wrote
+
+
+def readback_case(case, values, store, fetch):
+    """Reads memshard's items of one case back through the client; prints a line each."""
+    for name, v in values:
+        if (case, name) not in READBACK:
+            continue
+        key = "%s:%s" % (case, name)
+        own, refused = None, None
+        try:
+            ok = store(key, v)
+            if ok:
+                own = (fetch(key),)
+            else:
+                refused = "set() returned %r" % (ok,)
+        except Exception as e:  # the client refuses the value, or cannot read its own item
+            refused = "%s: %s" % (type(e).__name__, e)
+        try:
+            got = fetch("rb:" + key)
+        except Exception as e:
+            print("DIFF %s %s: get() raised %s: %s" % (case, name, type(e).__name__, e))
+            continue
+        if got is None:
+            print("DIFF %s %s: get() found nothing" % (case, name))
+        elif same(got, v):
+            print("ok %s %s" % (case, name))
+        elif own is not None and same(got, own[0]):
+            print("same %s %s: read back as %s, as the client reads its own item"
+                  % (case, name, describe(got, v)))
+        elif own is None:
+            print("refused %s %s: the client refuses the value itself (%s); memshard's item"
+                  " read back as %s" % (case, name, refused, describe(got, v)))
+        else:
+            print("DIFF %s %s: read back as %s; the client's own item as %s"
+                  % (case, name, describe(got, v), describe(own[0], v)))
+
+
 def run_case(out, case, client_line, codec, settings, values, store, fetch):
     """store(key, value) raises or returns a false value to refuse; fetch(key)."""
+    if READBACK is not None:
+        readback_case(case, values, store, fetch)
+        return
     out.append("case " + case)
     out.append("client " + client_line)
     out.append("codec " + codec)
@@ -124,11 +172,17 @@ def run_case(out, case, client_line, codec, settings, values, store, fetch):
 
 
 def write(path, lines):
+    if READBACK is not None:
+        return
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
 
 def main():
+    global READBACK
+    if sys.argv[1].startswith("--readback="):
+        with open(sys.argv.pop(1).split("=", 1)[1], encoding="utf-8") as f:
+            READBACK = {tuple(line.split()[:2]) for line in f if line.strip()}
     values_txt, address, draft_dir = sys.argv[1:4]
     versions = dict(arg.split("=", 1) for arg in sys.argv[4:])
     host, port = address.rsplit(":", 1)

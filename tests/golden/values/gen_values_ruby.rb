@@ -2,7 +2,7 @@
 #
 # gen_values_ruby.rb: the Ruby half of the value tables. Run by gen_values.sh:
 #
-#   ruby gen_values_ruby.rb VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
+#   ruby gen_values_ruby.rb [--readback=MANIFEST] VALUES_TXT HOST:PORT DRAFT_DIR NAME=VERSION...
 #
 # Stores every value of values.txt, as Ruby's natural type (UTF-8 String,
 # Integer, Float, true/false, Hash with String keys), through Dalli
@@ -16,6 +16,13 @@
 # Nondeterministic: with compressor: Dalli::GzipCompressor every compressed item
 # (serialized size >= compression_min_size) is a gzip stream whose header holds
 # the current time (Zlib::GzipWriter writes Time.now as its mtime).
+#
+# With --readback=MANIFEST (readback.sh) it writes no draft: for every item of
+# MANIFEST ("<case> <value> <flags> <base64>", what memshard's codec stored under
+# "rb:<case>:<value>"), it stores the value itself as above, reads memshard's item
+# through the client configured as the case says, and prints one line per item
+# (see readback.sh): ok, same (read back as the client reads its own item),
+# refused (the client refuses the value itself) or DIFF.
 
 require 'dalli'
 require 'digest'
@@ -82,6 +89,47 @@ def describe(v, stored)
   "#{v.class}#{enc} #{text}"
 end
 
+# eql?, and a String also of the same encoding.
+def same?(got, v)
+  got.eql?(v) && (!v.is_a?(String) || got.encoding == v.encoding)
+end
+
+# Readback mode: reads memshard's item for value name of case id back through
+# client and prints its line; req: the options of set.
+def readback_item(client, id, name, v, req)
+  key = "#{id}:#{name}"
+  own = nil
+  begin
+    ok = client.set(key, v, nil, req.empty? ? nil : req)
+    refused = ok ? nil : "set returned #{ok.inspect}"
+    own = [client.get(key)] if ok
+  rescue StandardError => e
+    refused = "#{e.class}: #{e.message}"
+  end
+  begin
+    got = client.get("rb:#{key}")
+  rescue StandardError => e
+    puts "DIFF #{id} #{name}: get raised #{e.class}: #{e.message}"
+    return
+  end
+  if got.nil?
+    puts "DIFF #{id} #{name}: get found nothing"
+  elsif same?(got, v)
+    puts "ok #{id} #{name}"
+  elsif own && same?(got, own[0])
+    puts "same #{id} #{name}: read back as #{describe(got, v)}, as the client reads its own item"
+  elsif own.nil?
+    puts "refused #{id} #{name}: the client refuses the value itself (#{refused}); " \
+         "memshard's item read back as #{describe(got, v)}"
+  else
+    puts "DIFF #{id} #{name}: read back as #{describe(got, v)}; the client's own item as #{describe(own[0], v)}"
+  end
+end
+
+readback = nil # readback mode: { [case, value name] => true } for what memshard wrote
+if ARGV[0]&.start_with?('--readback=')
+  readback = File.readlines(ARGV.shift.split('=', 2)[1]).to_h { |line| [line.split(' ')[0, 2], true] }
+end
 values_txt, address, draft_dir, *rest = ARGV
 versions = rest.to_h { |a| a.split('=', 2) }
 values = read_values(values_txt)
@@ -111,6 +159,10 @@ cases.each do |id, how, options, req, gzip|
   out << 'setting compression_min_size=4096'
   out << "setting raw=#{req[:raw] ? 'true' : 'false'}"
   values.each do |name, v|
+    if readback
+      readback_item(client, id, name, v, req) if readback[[id, name]]
+      next
+    end
     key = "#{id}:#{name}"
     begin
       ok = client.set(key, v, nil, req.empty? ? nil : req)
@@ -136,4 +188,4 @@ cases.each do |id, how, options, req, gzip|
   out << 'end'
   client.close
 end
-File.write(File.join(draft_dir, 'dalli.values'), "#{out.join("\n")}\n")
+File.write(File.join(draft_dir, 'dalli.values'), "#{out.join("\n")}\n") unless readback
