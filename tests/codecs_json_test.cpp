@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Tests of codecs/json.hpp: json_encode against bytes PHP 8.2 and Ruby wrote,
-// the strict reader, its bounds, and the golden value table of php-memcached.
+// Tests of codecs/json.hpp: json_encode against bytes PHP 8.2 and Ruby wrote
+// (NaN and the infinities in Ruby's JSON.dump), the strict reader and what it
+// also reads in Ruby's text, its bounds, and the golden value table of
+// php-memcached.
 
 #include <gtest/gtest.h>
 
@@ -122,8 +124,12 @@ TEST(JsonEncode, Compact) {
 TEST(JsonEncode, RefusesWhatJsonCannotHold) {
   for (const JsonStyle style : {JsonStyle::kPhp, JsonStyle::kRuby, JsonStyle::kCompact}) {
     SCOPED_TRACE(static_cast<int>(style));
-    // php: json_encode(INF) is false (error 7); Ruby raises GeneratorError.
+    // php: json_encode(INF) is false (error 7). Ruby's JSON.dump writes them
+    // (JsonEncode.RubyWritesNaNAndTheInfinities).
     for (const double number : {kInf, -kInf, std::nan("")}) {
+      if (style == JsonStyle::kRuby) {
+        break;
+      }
       auto refused = json_encode(Value::list({number}), style);
       ASSERT_FALSE(refused);
       EXPECT_EQ(refused.code(), CodecErrc::kNotEncodable);
@@ -155,6 +161,23 @@ TEST(JsonEncode, RefusesWhatJsonCannotHold) {
             CodecErrc::kNotEncodable);
   EXPECT_EQ(json_encode(Value::map({{"a", 1}, {"a", 2}}), JsonStyle::kPhp).code(),
             CodecErrc::kNotEncodable);
+}
+
+// Recorded with Ruby 3.1.2, json 2.6.1, whose JSON.dump (what Dalli's
+// `serializer: JSON` calls) allows NaN: ruby -rjson -e 'puts JSON.dump([Float::NAN,
+// Float::INFINITY, -Float::INFINITY, 1e21, -0.0])' and JSON.dump(-Float::NAN),
+// JSON.dump({"x"=>-Float::INFINITY}).
+TEST(JsonEncode, RubyWritesNaNAndTheInfinities) {
+  EXPECT_EQ(*json_encode(Value::list({std::nan(""), kInf, -kInf, 1e21, -0.0}), JsonStyle::kRuby),
+            "[NaN,Infinity,-Infinity,1.0e+21,-0.0]");
+  EXPECT_EQ(*json_encode(Value(-std::nan("")), JsonStyle::kRuby), "NaN");
+  EXPECT_EQ(*json_encode(Value::map({{"x", -kInf}}), JsonStyle::kRuby), "{\"x\":-Infinity}");
+  // The other styles still refuse them, and say so.
+  for (const JsonStyle style : {JsonStyle::kPhp, JsonStyle::kCompact}) {
+    const auto refused = json_encode(Value(kInf), style);
+    EXPECT_EQ(refused.code(), CodecErrc::kNotEncodable);
+    EXPECT_EQ(refused.error().message(), "json: INF (JSON has no NaN or infinity)");
+  }
 }
 
 TEST(JsonDecode, Values) {
@@ -264,6 +287,45 @@ TEST(JsonDecode, RefusesWhatRfc8259Refuses) {
     EXPECT_EQ(decoded.error().message().rfind("json: at byte ", 0), 0U);
   }
   EXPECT_EQ(json_decode(std::string_view("1\0", 2)).code(), CodecErrc::kCorrupt);
+}
+
+// Ruby's JSON.load (json 2.6.1, allow_nan) reads the words JSON.dump writes:
+// ruby -rjson -e 'p JSON.load("[NaN,Infinity,-Infinity]")', JSON.load(" NaN "),
+// JSON.load(%q( {"a" : -Infinity } )); and raises JSON::ParserError for "-NaN",
+// "+Infinity", "nan", "infinity", "Infinityx", "-Infinit", "[NaN1]", "NaN.5", "-".
+TEST(JsonDecode, RubyTextMayHoldNaNAndTheInfinities) {
+  const DecodeLimits limits;
+  const auto words = json_decode("[NaN,Infinity,-Infinity]", limits, JsonStyle::kRuby);
+  ASSERT_TRUE(words) << words.error();
+  ASSERT_EQ(words->as_list().size(), 3U);
+  EXPECT_TRUE(words->as_list()[0].is_float());
+  EXPECT_TRUE(std::isnan(words->as_list()[0].as_double()));
+  EXPECT_EQ(words->as_list()[1], Value(kInf));
+  EXPECT_EQ(words->as_list()[2], Value(-kInf));
+  EXPECT_TRUE(std::isnan(json_decode(" NaN ", limits, JsonStyle::kRuby)->as_double()));
+  EXPECT_EQ(*json_decode(" {\"a\" : -Infinity } ", limits, JsonStyle::kRuby),
+            Value::map({{"a", -kInf}}));
+  // Numbers, strings and literals read as in strict JSON.
+  EXPECT_EQ(*json_decode("[-1,-0.5,\"NaN\",null]", limits, JsonStyle::kRuby),
+            Value::list({-1, -0.5, "NaN", nullptr}));
+  for (std::string_view text : {"-NaN", "+Infinity", "nan", "infinity", "Infinityx", "-Infinit",
+                                "[NaN1]", "NaN.5", "-", "-I", "N", "Inf", "[Infinity,]"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(json_decode(text, limits, JsonStyle::kRuby).code(), CodecErrc::kCorrupt);
+  }
+  // Every other style is strict RFC 8259.
+  for (const JsonStyle style : {JsonStyle::kPhp, JsonStyle::kCompact}) {
+    for (std::string_view text : {"NaN", "Infinity", "-Infinity", "[1,NaN]"}) {
+      SCOPED_TRACE(text);
+      const auto refused = json_decode(text, limits, style);
+      EXPECT_EQ(refused.code(), CodecErrc::kCorrupt);
+    }
+  }
+  EXPECT_EQ(json_decode("[1,NaN]").error().message(),
+            "json: at byte 3: expected a value, found 'N'");
+  // What kRuby writes, it reads.
+  const Value floats = Value::list({kInf, -kInf, 1e21, -0.0});
+  EXPECT_EQ(*json_decode(*json_encode(floats, JsonStyle::kRuby), limits, JsonStyle::kRuby), floats);
 }
 
 TEST(JsonDecode, MessagesSayWhatAndWhere) {

@@ -4,29 +4,35 @@
 
 // codecs/json.hpp: JSON (RFC 8259) as the peers write it and a strict reader.
 // php-memcached stores json_encode() text under type 6 (serializer json);
-// Dalli with `serializer: JSON` stores JSON.generate text under flag 0x1.
+// Dalli with `serializer: JSON` stores JSON.dump text under flag 0x1.
 //
-// The writers differ in three places:
+// The writers differ in four places:
 //
 //   style      '/'    non-ASCII        floats                      a map
 //   kPhp       \/     \u00e9 (UTF-16)  PHP: 100, 0.5, 1.0e+25      [..] when its keys are 0..n-1
 //   kRuby      /      as it is         Ruby: 100.0, 1.0e+21        {..}
 //   kCompact   /      as it is         shortest: 100.0, 1e+21      {..}
 //
-// All three escape '"', '\\' and the control characters (\b \f \n \r \t,
-// the others as \u00XX in lower-case hex), write DEL as it is, refuse text
-// that is not UTF-8 (PHP's json_encode fails, Ruby raises) and refuse NaN and
-// the infinities. kPhp models the PHP array the Value stands for: a map's
-// string keys of canonical integer text become integers, so a map whose keys
-// are then exactly 0..n-1 in order (or that is empty) is a JSON array, as
-// json_encode writes a PHP list; other maps are objects with the integer keys
-// written as strings.
+// and NaN and the infinities, which only kRuby writes: Ruby's JSON.dump (json
+// 2.6; JSON.generate would raise) writes the bare words NaN, Infinity and
+// -Infinity, and its JSON.load reads them back. All three escape '"', '\\'
+// and the control characters (\b \f \n \r \t, the others as \u00XX in
+// lower-case hex), write DEL as it is and refuse text that is not UTF-8
+// (PHP's json_encode fails, Ruby raises). The reader is strict RFC 8259 but
+// for text it is told is kRuby's, where it also reads the three words.
+//
+// kPhp models the PHP array the Value stands for: a map's string keys of
+// canonical integer text become integers, so a map whose keys are then
+// exactly 0..n-1 in order (or that is empty) is a JSON array, as json_encode
+// writes a PHP list; other maps are objects with the integer keys written as
+// strings.
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +48,10 @@
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
 
-/// JsonStyle: whose JSON json_encode writes: PHP 8.2's json_encode() with
-/// the default flags, Ruby's JSON.generate (json 2.6), or RFC 8259's minimal
-/// form with the shortest round-trip floats.
+/// JsonStyle: whose JSON json_encode writes and json_decode reads: PHP 8.2's
+/// json_encode() with the default flags, Ruby's JSON.dump (json 2.6, with
+/// NaN and the infinities), or RFC 8259's minimal form with the shortest
+/// round-trip floats.
 enum class JsonStyle : std::uint8_t { kPhp, kRuby, kCompact };
 
 namespace detail {
@@ -209,6 +216,12 @@ inline void json_append_unit(std::string& out, std::uint32_t unit) {
       out.append(std::to_string(value.as_int()));
       return std::nullopt;
     case ValueKind::kFloat:
+      if (!std::isfinite(value.as_double()) && style == JsonStyle::kRuby) {
+        out.append(std::isnan(value.as_double()) ? "NaN"
+                   : value.as_double() > 0       ? "Infinity"
+                                                 : "-Infinity");
+        return std::nullopt;
+      }
       if (!std::isfinite(value.as_double())) {
         return CodecError(
             CodecErrc::kNotEncodable,
@@ -282,10 +295,12 @@ inline void json_append_unit(std::string& out, std::uint32_t unit) {
   return CodecError(CodecErrc::kNotEncodable, "json: an unknown value kind");
 }
 
-/// JsonParser: the strict reader behind json_decode.
+/// JsonParser: the strict reader behind json_decode; with `non_finite` it
+/// also reads NaN, Infinity and -Infinity as values (Ruby's JSON.load).
 class JsonParser {
  public:
-  JsonParser(std::string_view text, const DecodeLimits& limits) : text_(text), limits_(limits) {}
+  JsonParser(std::string_view text, const DecodeLimits& limits, bool non_finite = false)
+      : text_(text), limits_(limits), non_finite_(non_finite) {}
 
   [[nodiscard]] auto document() -> CodecResult<Value> {
     skip_space();
@@ -359,6 +374,16 @@ class JsonParser {
         return literal("false", Value(false));
       case 'n':
         return literal("null", Value());
+      case 'N':
+        if (non_finite_) {
+          return literal("NaN", Value(std::numeric_limits<double>::quiet_NaN()));
+        }
+        return number();
+      case 'I':
+        if (non_finite_) {
+          return literal("Infinity", Value(std::numeric_limits<double>::infinity()));
+        }
+        return number();
       default:
         return number();
     }
@@ -577,6 +602,10 @@ class JsonParser {
     auto digit = [&]() { return pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9'; };
     if (pos_ < text_.size() && text_[pos_] == '-') {
       ++pos_;
+      if (non_finite_ && pos_ < text_.size() && text_[pos_] == 'I') {
+        pos_ = start;
+        return literal("-Infinity", Value(-std::numeric_limits<double>::infinity()));
+      }
     }
     if (!digit()) {
       pos_ = start;
@@ -630,6 +659,7 @@ class JsonParser {
 
   std::string_view text_;
   DecodeLimits limits_;
+  bool non_finite_ = false;
   std::size_t pos_ = 0;
 };
 
@@ -637,10 +667,11 @@ class JsonParser {
 
 /// json_encode: `value` as JSON in `style` (see JsonStyle). kPhp is byte for
 /// byte PHP 8.2's json_encode($value) with the default flags, kRuby Ruby's
-/// JSON.generate(value). Strings and bytes alike must be UTF-8; map keys are
-/// strings (or bytes) or ints, written as strings. kNotEncodable: text that
-/// is not UTF-8, NaN or an infinity, a map key of another kind, a kSerialized
-/// value, and for kPhp a map whose keys repeat once PHP converts them.
+/// JSON.dump(value), NaN, Infinity and -Infinity included. Strings and bytes
+/// alike must be UTF-8; map keys are strings (or bytes) or ints, written as
+/// strings. kNotEncodable: text that is not UTF-8, NaN or an infinity (but in
+/// kRuby), a map key of another kind, a kSerialized value, and for kPhp a map
+/// whose keys repeat once PHP converts them.
 [[nodiscard]] inline auto json_encode(const Value& value, JsonStyle style = JsonStyle::kCompact)
     -> CodecResult<std::string> {
   std::string out;
@@ -651,21 +682,24 @@ class JsonParser {
 }
 
 /// json_decode: the Value of a JSON text (RFC 8259, strictly: one value with
-/// optional whitespace around it, nothing else). Objects become maps with
-/// string keys in document order (a repeated key is kept as it is), arrays
-/// lists; an integer that fits int64 an int, any other number a double (an
-/// overflowing magnitude infinity, as PHP reads it). Strings must be UTF-8,
+/// optional whitespace around it, nothing else); in text of `style` kRuby
+/// also the values NaN, Infinity and -Infinity, which JSON.dump writes and
+/// JSON.load reads, as doubles ("-NaN", "+Infinity", "nan" stay kCorrupt,
+/// as JSON.load refuses them). Objects become maps with string keys in
+/// document order (a repeated key is kept as it is), arrays lists; an integer
+/// that fits int64 an int, any other number a double (an overflowing
+/// magnitude infinity, as PHP reads it). Strings must be UTF-8,
 /// with \u surrogate pairs joined; a lone surrogate is kCorrupt. kTooDeep
 /// past limits.max_depth nested arrays and objects; kTooLarge for an input
 /// or a string over limits.max_size.
-[[nodiscard]] inline auto json_decode(std::string_view text, const DecodeLimits& limits = {})
-    -> CodecResult<Value> {
+[[nodiscard]] inline auto json_decode(std::string_view text, const DecodeLimits& limits = {},
+                                      JsonStyle style = JsonStyle::kCompact) -> CodecResult<Value> {
   if (text.size() > limits.max_size) {
     return CodecError(CodecErrc::kTooLarge, "json: " + std::to_string(text.size()) +
                                                 " bytes, over the limit of " +
                                                 std::to_string(limits.max_size));
   }
-  detail::JsonParser parser(text, limits);
+  detail::JsonParser parser(text, limits, style == JsonStyle::kRuby);
   return parser.document();
 }
 
