@@ -2,8 +2,9 @@
 // codecs/dalli_codec.hpp: DalliCodec beyond the value tables (which
 // codecs_make_codec_test checks): Dalli reads only bits 0x1 (serialized) and
 // 0x2 (compressed), and a compressed item is zlib or gzip whatever the reader
-// is configured with; every kind on encode through Marshal, JSON and `raw`
-// (Ruby's to_s / inspect text); compression from compression_min_size whether
+// is configured with; every kind on encode through Marshal, JSON (NaN and the
+// infinities as JSON.dump writes them) and `raw` (Ruby's to_s / inspect text,
+// String#inspect's escapes); compression from compression_min_size whether
 // or not it makes the item smaller; the options; bad items. The literal items
 // were checked once against the real client (see
 // ReadsAndWritesWhatTheRealClientDoes).
@@ -312,30 +313,87 @@ TEST(DalliCodecTest, RubyFloatsInMarshal) {
 }
 
 TEST(DalliCodecTest, RawInspectEscapesAsRuby) {
-  GTEST_SKIP() << "BUG: dalli_codec.hpp ruby_string_inspect writes \\x01 and \\x07 where Ruby "
-                  "3.1's String#inspect writes \\u0001 (UTF-8 text), \\u007F and \\a \\b \\v "
-                  "\\f: Dalli raw: true stores [nil, true, 1.5, \"a\\u0001\\a\", \"\\xFF\", "
-                  "{1=>-0.0}] (checked), the codec writes \"a\\x01\\x07\"";
-  EXPECT_EQ(*raw_codec().encode(Value::list(
+  // Dalli 3.0.6 (Ruby 3.1.2, LANG=C.UTF-8) on a private memcached:
+  // Dalli::Client.new(addr).set("k", value, nil, raw: true), which stores value.to_s, then a
+  // text-protocol get of the item. In a list or map each String is its inspect: a UTF-8
+  // String's controls and DEL are \uXXXX, a binary one's \xXX, with \a \b \t \n \v \f \r \e
+  // named in both; upper-case hex.
+  const DalliCodec raw = raw_codec();
+  // [nil, true, 1.5, "a\u0001\a", "\xFF".b, {1=>-0.0}]
+  EXPECT_EQ(*raw.encode(Value::list(
                 {nullptr, true, 1.5, "a\x01\x07", Value::bytes("\xff"), Value::map({{1, -0.0}})})),
             (Encoded{"[nil, true, 1.5, \"a\\u0001\\a\", \"\\xFF\", {1=>-0.0}]", 0}));
-  EXPECT_EQ(*raw_codec().encode(Value::list({"\x7f\x08\x0b\x0c"})),
-            (Encoded{"[\"\\u007F\\b\\v\\f\"]", 0}));
-  EXPECT_EQ(*raw_codec().encode(Value::list({Value::bytes("\x07\x7f")})),
-            (Encoded{"[\"\\a\\x7F\"]", 0}));
+  // ["\x7f\b\v\f"], ["\a\x7F".b], {"\e" => ["\u0000"]}
+  EXPECT_EQ(*raw.encode(Value::list({"\x7f\x08\x0b\x0c"})), (Encoded{"[\"\\u007F\\b\\v\\f\"]", 0}));
+  EXPECT_EQ(*raw.encode(Value::list({Value::bytes("\x07\x7f")})), (Encoded{"[\"\\a\\x7F\"]", 0}));
+  EXPECT_EQ(*raw.encode(Value::map({{"\x1b", Value::list({std::string(1, '\0')})}})),
+            (Encoded{"{\"\\e\"=>[\"\\u0000\"]}", 0}));
+  // Every byte: [(0..127).map(&:chr).join.force_encoding("UTF-8"), (0..255).map(&:chr).join.b]
+  std::string ascii;
+  std::string binary;
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    (byte < 128 ? ascii : binary).push_back(static_cast<char>(byte));
+  }
+  binary = ascii + binary;
+  EXPECT_EQ(*raw.encode(Value::list({ascii, Value::bytes(binary)})),
+            (Encoded{"[\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\a\\b\\t\\n\\v\\f\\r"
+                     "\\u000E\\u000F\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017"
+                     "\\u0018\\u0019\\u001A\\e\\u001C\\u001D\\u001E\\u001F !\\\"\\#$%&'()*+,-./012"
+                     "3456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\\\]^_`abcdefghijklmnopqrstuvwxyz{"
+                     "|}~\\u007F\", \"\\x00\\x01\\x02\\x03\\x04\\x05\\x06\\a\\b\\t\\n\\v\\f\\r"
+                     "\\x0E\\x0F\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1A\\e\\x1C"
+                     "\\x1D\\x1E\\x1F !\\\"\\#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVW"
+                     "XYZ[\\\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\\x7F\\x80\\x81\\x82\\x83\\x84"
+                     "\\x85\\x86\\x87\\x88\\x89\\x8A\\x8B\\x8C\\x8D\\x8E\\x8F\\x90\\x91\\x92\\x93"
+                     "\\x94\\x95\\x96\\x97\\x98\\x99\\x9A\\x9B\\x9C\\x9D\\x9E\\x9F\\xA0\\xA1\\xA2"
+                     "\\xA3\\xA4\\xA5\\xA6\\xA7\\xA8\\xA9\\xAA\\xAB\\xAC\\xAD\\xAE\\xAF\\xB0\\xB1"
+                     "\\xB2\\xB3\\xB4\\xB5\\xB6\\xB7\\xB8\\xB9\\xBA\\xBB\\xBC\\xBD\\xBE\\xBF\\xC0"
+                     "\\xC1\\xC2\\xC3\\xC4\\xC5\\xC6\\xC7\\xC8\\xC9\\xCA\\xCB\\xCC\\xCD\\xCE\\xCF"
+                     "\\xD0\\xD1\\xD2\\xD3\\xD4\\xD5\\xD6\\xD7\\xD8\\xD9\\xDA\\xDB\\xDC\\xDD\\xDE"
+                     "\\xDF\\xE0\\xE1\\xE2\\xE3\\xE4\\xE5\\xE6\\xE7\\xE8\\xE9\\xEA\\xEB\\xEC\\xED"
+                     "\\xEE\\xEF\\xF0\\xF1\\xF2\\xF3\\xF4\\xF5\\xF6\\xF7\\xF8\\xF9\\xFA\\xFB\\xFC"
+                     "\\xFD\\xFE\\xFF\"]",
+                     0}));
+  // A UTF-8 String with bytes of no character shows them one by one as \xXX; '#' takes a
+  // backslash only before '{', '$' or '@': ["\xFF\xC3A\xED\xA0\x80\xE2\x82".dup
+  // .force_encoding("UTF-8"), "\#{", "\#$", "\#@", "#", "a#", "#a", "##\#{}", "\#{x}".b]
+  EXPECT_EQ(*raw.encode(Value::list({"\xff\xc3\x41\xed\xa0\x80\xe2\x82", "#{", "#$", "#@", "#",
+                                     "a#", "#a", "###{}", Value::bytes("#{x}")})),
+            (Encoded{"[\"\\xFF\\xC3A\\xED\\xA0\\x80\\xE2\\x82\", \"\\#{\", \"\\#$\", \"\\#@\", "
+                     "\"#\", \"a#\", \"#a\", \"##\\#{}\", \"\\#{x}\"]",
+                     0}));
+  // A non-ASCII character in a String of a list: Ruby keeps it or escapes it by the process's
+  // locale and its own Unicode tables (under C.UTF-8 "\u00e9" stays and "\u2028" is written
+  // \u2028; under C both are escaped), so there is no one text to write.
+  EXPECT_EQ(raw.encode(Value::list({"\xe2\x80\xa8"})).code(), CodecErrc::kNotEncodable);
+  EXPECT_EQ(raw.encode(Value::list({"\xff\xc3\xa9"})).code(), CodecErrc::kNotEncodable);
 }
 
 TEST(DalliCodecTest, JsonKeepsNaNAndTheInfinities) {
-  GTEST_SKIP() << "BUG: Dalli's JSON serializer is JSON.dump, which allows NaN and Infinity: "
-                  "Dalli::Client.new(addr, serializer: JSON).set(k, Float::NAN) stores flags 1 "
-                  "\"NaN\" and get returns NaN (checked); dalli_codec.hpp refuses to encode it "
-                  "(json_encode kRuby) and fails to decode it (strict JSON)";
+  // Dalli 3.0.6 with serializer: JSON (json 2.6.1: JSON.dump, whose options allow NaN):
+  // Dalli::Client.new(addr, serializer: JSON).set("k", Float::NAN) stores flags 1 "NaN";
+  // set("k", [Float::NAN, Float::INFINITY, -Float::INFINITY]) flags 1
+  // "[NaN,Infinity,-Infinity]", and get returns them.
   const DalliCodec codec = json_codec();
   EXPECT_EQ(*codec.encode(Value(std::nan(""))), (Encoded{"NaN", 0x1}));
-  EXPECT_EQ(*codec.encode(Value::list({kInf, -kInf})), (Encoded{"[Infinity,-Infinity]", 0x1}));
-  const auto decoded = codec.decode("NaN", 0x1);
-  ASSERT_TRUE(decoded.ok());
-  EXPECT_TRUE(std::isnan(decoded->as_double()));
+  EXPECT_EQ(*codec.encode(Value(-std::nan(""))), (Encoded{"NaN", 0x1}));
+  EXPECT_EQ(*codec.encode(Value::list({std::nan(""), kInf, -kInf})),
+            (Encoded{"[NaN,Infinity,-Infinity]", 0x1}));
+  EXPECT_EQ(*codec.encode(Value::map({{"x", -kInf}})), (Encoded{"{\"x\":-Infinity}", 0x1}));
+  const auto nan = codec.decode("NaN", 0x1);
+  ASSERT_TRUE(nan.ok()) << nan.error();
+  ASSERT_TRUE(nan->is_float());
+  EXPECT_TRUE(std::isnan(nan->as_double()));
+  EXPECT_EQ(*codec.decode("[Infinity,-Infinity]", 0x1), Value::list({kInf, -kInf}));
+  EXPECT_EQ(*codec.decode(" {\"a\" : -Infinity } ", 0x1), Value::map({{"a", -kInf}}));
+  // What JSON.load refuses stays corrupt: ruby -rjson -e 'JSON.load("-NaN")' and "+Infinity",
+  // "nan", "Infinityx", "-Infinit", "[NaN1]", "NaN.5", "-" raise JSON::ParserError.
+  for (const char* bad :
+       {"-NaN", "+Infinity", "nan", "Infinityx", "-Infinit", "[NaN1]", "NaN.5", "-", "infinity"}) {
+    EXPECT_EQ(codec.decode(bad, 0x1).code(), CodecErrc::kCorrupt) << bad;
+  }
+  // Under the Marshal serializer the same bytes are no Marshal.
+  EXPECT_FALSE(DalliCodec().decode("NaN", 0x1).ok());
 }
 
 TEST(DalliCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {

@@ -6,12 +6,15 @@
 //
 // Dalli serializes every value, strings included, with Ruby's Marshal (flag
 // 0x1): "hello" is stored as 04 08 49 22 ... 06 3a 06 45 54. With
-// `serializer: JSON` the same flag holds JSON text instead, so the reader must
-// be told which. With `raw: true` the application stores the value's to_s
-// with flags 0. A payload of at least `compression_min_size` bytes (4096) is
-// compressed, flag 0x2, whether or not that makes it smaller: zlib
-// (Zlib::Deflate) by default, gzip with Dalli::GzipCompressor. Other flag bits
-// are ignored, as Dalli ignores them.
+// `serializer: JSON` the same flag holds JSON.dump text instead (NaN,
+// Infinity and -Infinity included), so the reader must be told which. With
+// `raw: true` Dalli stores the value's to_s with flags 0: a string as it is,
+// nil as nothing, a number or boolean as its text, a list or map as its
+// inspect text (strings in it quoted and escaped as String#inspect does). A
+// payload of at least `compression_min_size` bytes (4096) is compressed, flag
+// 0x2, whether or not that makes it smaller: zlib (Zlib::Deflate) by default,
+// gzip with Dalli::GzipCompressor. Other flag bits are ignored, as Dalli
+// ignores them.
 //
 // Marshal is read by a restricted reader that builds values and never
 // instantiates a class: a Marshal of an object reads as a serialized value
@@ -124,8 +127,9 @@ class DalliCodec {
     if ((flags & kSerialized) == 0) {
       return Value(std::string(bytes));
     }
-    return options_.serializer == DalliSerializer::kJson ? json_decode(bytes, options_.limits)
-                                                         : marshal_load(bytes, options_.limits);
+    return options_.serializer == DalliSerializer::kJson
+               ? json_decode(bytes, options_.limits, JsonStyle::kRuby)
+               : marshal_load(bytes, options_.limits);
   }
 
  private:
@@ -193,41 +197,76 @@ class DalliCodec {
     }
   }
 
-  // ruby_string_inspect: String#inspect of a UTF-8 string (non-ASCII
-  // characters as they are) or of a binary one (bytes >= 0x80 as \xNN).
+  // ruby_string_inspect: String#inspect (Ruby 3.1) of a UTF-8 string or of
+  // a binary one. '"', '\\' and a '#' before '{', '$' or '@' take a
+  // backslash; \n \r \t \f \v \b \a \e are named; other ASCII controls and
+  // DEL are \u00XX in UTF-8 text and \xXX in binary, like binary bytes from
+  // 0x80 and the bytes of an invalid UTF-8 sequence (upper-case hex). False
+  // for a non-ASCII character: whether Ruby escapes it depends on the
+  // process's locale and Ruby's own Unicode tables, not reproduced here.
   [[nodiscard]] static auto ruby_string_inspect(std::string_view text, bool binary,
                                                 std::string& out) -> bool {
     static constexpr char kDigits[] = "0123456789ABCDEF";
+    const auto hex = [&](unsigned value, unsigned digits) {
+      for (unsigned shift = 4 * (digits - 1);; shift -= 4) {
+        out += kDigits[(value >> shift) & 0xfU];
+        if (shift == 0) {
+          break;
+        }
+      }
+    };
     out += '"';
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      const char c = text[i];
-      const auto byte = static_cast<unsigned char>(c);
-      const char next = i + 1 < text.size() ? text[i + 1] : '\0';
-      if (c == '"' || c == '\\') {
+    for (std::size_t at = 0; at < text.size(); ++at) {
+      const auto byte = static_cast<unsigned char>(text[at]);
+      if (!binary && byte >= 0x80U && detail::json_utf8_next(text, at)) {
+        return false;  // a non-ASCII character; what remains is one byte at a time
+      }
+      const char named = ruby_named_escape(byte);
+      const char after = at + 1 < text.size() ? text[at + 1] : '\0';
+      if (byte == '"' || byte == '\\' ||
+          (byte == '#' && (after == '{' || after == '$' || after == '@'))) {
         out += '\\';
-        out += c;
-      } else if (c == '#' && (next == '{' || next == '$' || next == '@')) {
-        out += "\\#";
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (c == '\t') {
-        out += "\\t";
-      } else if (c == '\r') {
-        out += "\\r";
-      } else if (c == '\x1b') {
-        out += "\\e";
-      } else if (byte < 0x20 || byte == 0x7f || (binary && byte >= 0x80)) {
-        out += "\\x";
-        out += kDigits[byte >> 4U];
-        out += kDigits[byte & 0xfU];
-      } else if (byte >= 0x80) {
-        return false;  // Ruby's printability rules for non-ASCII text are not reproduced here
+        out += static_cast<char>(byte);
+      } else if (named != '\0') {
+        out += '\\';
+        out += named;
+      } else if (byte >= 0x20U && byte < 0x7fU) {
+        out += static_cast<char>(byte);
+      } else if (binary || byte >= 0x80U) {
+        out += "\\x";  // a binary byte, or a byte of no UTF-8 character
+        hex(byte, 2);
       } else {
-        out += c;
+        out += "\\u";
+        hex(byte, 4);
       }
     }
     out += '"';
     return true;
+  }
+
+  // ruby_named_escape: the letter of a control character's named escape in
+  // String#inspect (\n for a newline...), or '\0' when it has none.
+  [[nodiscard]] static constexpr auto ruby_named_escape(unsigned char byte) noexcept -> char {
+    switch (byte) {
+      case '\n':
+        return 'n';
+      case '\r':
+        return 'r';
+      case '\t':
+        return 't';
+      case '\f':
+        return 'f';
+      case '\v':
+        return 'v';
+      case '\b':
+        return 'b';
+      case '\a':
+        return 'a';
+      case 0x1bU:
+        return 'e';
+      default:
+        return '\0';
+    }
   }
 
   DalliOptions options_;
