@@ -2,12 +2,15 @@
 // codecs/pymemcache_codec.hpp: PymemcacheCodec beyond the value tables (which
 // codecs_make_codec_test checks). Without a serde: every item reads as bytes
 // whatever its flags, and every value is written as Python's str() text, which
-// must be ASCII (repr inside containers: quotes, escapes, None, True, nan).
-// With pickle_serde: python-memcache's flags read in its order (0, 0x10, 0x2,
-// 0x4, 0x1), unknown flags and 0x8 read as the bytes (never inflated), pickle
-// protocol 5, no compression; then bad items. The literal items were checked
-// once against the real client (see ReadsAndWritesWhatTheRealClientDoes).
+// must be ASCII (repr inside containers: quotes, escapes, None, True, nan;
+// characters that are not printable for Python escaped, the printable
+// non-ASCII ones refused, and detail/python_printable.hpp's table checked
+// against Python's own counts). With pickle_serde: python-memcache's flags read in its order (0,
+// 0x10, 0x2, 0x4, 0x1), unknown flags and 0x8 read as the bytes (never inflated), pickle protocol
+// 5, no compression; then bad items. The literal items were checked once against the real client
+// (see ReadsAndWritesWhatTheRealClientDoes).
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
+#include "memshard/codecs/detail/python_printable.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/pymemcache_codec.hpp"
@@ -248,11 +252,70 @@ TEST(PymemcacheCodecTest, AnIntegerBeyondInt64IsTooLarge) {
 }
 
 TEST(PymemcacheCodecTest, ANonPrintableCharacterInAContainerHasAnAsciiRepr) {
-  GTEST_SKIP() << "BUG: pymemcache_codec.hpp refuses any non-ASCII str inside a container, but "
-                  "Python's repr escapes the non-printable ones: pymemcache stores ['\\xa0'] as "
-                  "the ASCII text ['\\xa0'] (checked: Client(addr).set(k, ['\\xa0'])); the "
-                  "codec answers kNotEncodable";
-  EXPECT_EQ(*PymemcacheCodec().encode(Value::list({"\xc2\xa0"})), (Encoded{"['\\xa0']", 0}));
+  // pymemcache 3.5.2 under /usr/bin/python3 (3.11.2, Unicode 14.0.0) on a private memcached:
+  // Client(addr).set('k', ['\xa0'], noreply=False), then a text-protocol get of the item. repr()
+  // escapes what str.isprintable() calls non-printable: up to U+00FF as \xNN, then \uNNNN, then
+  // \UNNNNNNNN, in lower-case hex.
+  const PymemcacheCodec codec;
+  EXPECT_EQ(*codec.encode(Value::list({"\xc2\xa0"})), (Encoded{"['\\xa0']", 0}));
+  // set(k, ['\x80\x9f\xa0\xad\u0378\u061c\u200b\u2028\u2029\u3000\ud7ff\ue000\uf8ff\ufeff
+  //   \ufffe\uffff\U000e0001\U000e01f0\U000f0000\U0010ffff']): C1 controls, the no-break
+  // and ideographic spaces (Zs), format characters (Cf), line and paragraph separators,
+  // unassigned code points (Cn) and private use (Co).
+  EXPECT_EQ(*codec.encode(Value::list(
+                {"\xc2\x80\xc2\x9f\xc2\xa0\xc2\xad\xcd\xb8\xd8\x9c\xe2\x80\x8b\xe2\x80\xa8\xe2\x80"
+                 "\xa9\xe3\x80\x80\xed\x9f\xbf\xee\x80\x80\xef\xa3\xbf\xef\xbb\xbf\xef\xbf\xbe\xef"
+                 "\xbf\xbf\xf3\xa0\x80\x81\xf3\xa0\x87\xb0\xf3\xb0\x80\x80\xf4\x8f\xbf\xbf"})),
+            (Encoded{"['\\x80\\x9f\\xa0\\xad\\u0378\\u061c\\u200b\\u2028\\u2029\\u3000\\ud7ff"
+                     "\\ue000\\uf8ff\\ufeff\\ufffe\\uffff\\U000e0001\\U000e01f0\\U000f0000"
+                     "\\U0010ffff']",
+                     0}));
+  // set(k, {'k\u2028': ["it's\xa0", b'\xc2\xa0', 'tab\t\x85"\'', '\U000e007f']}): the
+  // quotes are chosen and escaped as for ASCII text; bytes stay \xNN.
+  EXPECT_EQ(*codec.encode(Value::map(
+                {{"k\xe2\x80\xa8", Value::list({"it's\xc2\xa0", Value::bytes("\xc2\xa0"),
+                                                "tab\t\xc2\x85\"'", "\xf3\xa0\x81\xbf"})}})),
+            (Encoded{"{'k\\u2028': [\"it's\\xa0\", b'\\xc2\\xa0', 'tab\\t\\x85\"\\'', "
+                     "'\\U000e007f']}",
+                     0}));
+  // The printable ones stay as they are, so pymemcache refuses the text: set(k, ['\xa1']),
+  // ['\u0377'], ['\u037a'], ['\U00010000'], ['\U0001fbf0'], ['\U000e01ef'] each raise
+  // MemcacheIllegalInputError ('ascii' codec can't encode character).
+  for (const char* printable : {"\xc2\xa1", "\xcd\xb7", "\xcd\xba", "\xf0\x90\x80\x80",
+                                "\xf0\x9f\xaf\xb0", "\xf3\xa0\x87\xaf"}) {
+    EXPECT_EQ(codec.encode(Value::list({printable})).code(), CodecErrc::kNotEncodable)
+        << memshard::detail::quote_bytes(printable);
+  }
+  // A str that is not UTF-8 is no Python str.
+  EXPECT_EQ(codec.encode(Value::list({"\xed\xa0\x80"})).code(), CodecErrc::kNotEncodable);
+  EXPECT_EQ(codec.encode(Value::list({"a\xc2"})).code(), CodecErrc::kNotEncodable);
+}
+
+TEST(PymemcacheCodecTest, PythonPrintableIsStrIsprintable) {
+  using memshard::detail::python_printable;
+  // /usr/bin/python3 -c "print(sum(chr(c).isprintable() for c in range(0x110000)))" and the
+  // same per plane of 0x10000 code points (Python 3.11.2).
+  constexpr std::size_t kPlanes = 17;
+  constexpr std::array<std::size_t, kPlanes> kPerPlane = {
+      55506, 22959, 60872, 4939, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 240, 0, 0};
+  std::size_t total = 0;
+  for (std::size_t plane = 0; plane < kPlanes; ++plane) {
+    std::size_t count = 0;
+    for (char32_t code = static_cast<char32_t>(plane << 16U);
+         code < static_cast<char32_t>((plane + 1) << 16U); ++code) {
+      count += python_printable(code) ? 1U : 0U;
+    }
+    EXPECT_EQ(count, kPerPlane[plane]) << plane;
+    total += count;
+  }
+  EXPECT_EQ(total, 144516U);
+  // Each side of a few boundaries; nothing past U+10FFFF.
+  static_assert(python_printable(U' ') && python_printable(U'~'));
+  static_assert(!python_printable(U'\x1f') && !python_printable(U'\x7f'));
+  static_assert(!python_printable(0xa0) && python_printable(0xa1) && !python_printable(0xad));
+  static_assert(python_printable(0x377) && !python_printable(0x378) && python_printable(0x37a));
+  static_assert(python_printable(0xe01ef) && !python_printable(0xe01f0));
+  static_assert(!python_printable(0x10ffff) && !python_printable(0x110000));
 }
 
 }  // namespace

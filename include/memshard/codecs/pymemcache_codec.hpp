@@ -8,8 +8,12 @@
 // By default (no serde) pymemcache stores every value as the ASCII text of
 // Python's str() with flags 0, and reads every item back as bytes: "42",
 // "True", "None", "{'a': 1, 'b': [2, 3]}". There is no type to read, so
-// decoding gives bytes; encoding writes Python's text of the value (a string
-// must be ASCII: pymemcache refuses anything else).
+// decoding gives bytes; encoding writes Python's text of the value, which
+// must be ASCII (pymemcache refuses anything else): a str at the top as it
+// is, and inside a container its repr(), where the characters that are not
+// printable for Python (str.isprintable(), detail/python_printable.hpp) are
+// escaped as \xNN, \uNNNN or \UNNNNNNNN and the printable non-ASCII ones kept,
+// so that a container holding one cannot be stored.
 //
 // With serde=pickle_serde (python_memcache_serializer) it writes what
 // python-memcache writes, but pickles with protocol 5 and never compresses:
@@ -25,6 +29,7 @@
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/python_printable.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/pickle.hpp"
@@ -141,7 +146,8 @@ class PymemcacheCodec {
   static constexpr std::size_t kMaxDepth = 256;
 
   // python_text: str(value) as Python writes it (repr inside containers);
-  // false for what has no Python text here (non-ASCII, serialized objects).
+  // false for what has no ASCII Python text (a printable non-ASCII character
+  // in a str, a str that is not UTF-8, serialized objects).
   [[nodiscard]] static auto python_text(const Value& value, std::string& out, std::size_t depth)
       -> bool {
     if (depth > kMaxDepth) {
@@ -199,9 +205,14 @@ class PymemcacheCodec {
     }
   }
 
-  // python_repr: repr() of an ASCII str (or of bytes, with the b prefix).
+  // python_repr: repr() of a str (UTF-8) or of bytes (with the b prefix);
+  // false when it is not ASCII (a printable non-ASCII character, which repr()
+  // keeps as it is and pymemcache then refuses) or the str is not UTF-8.
   [[nodiscard]] static auto python_repr(std::string_view text, bool bytes, std::string& out)
       -> bool {
+    if (!bytes && !detail::is_utf8(text)) {
+      return false;
+    }
     const bool double_quotes =
         text.find('\'') != std::string_view::npos && text.find('"') == std::string_view::npos;
     const char quote = double_quotes ? '"' : '\'';
@@ -209,30 +220,65 @@ class PymemcacheCodec {
       out += 'b';
     }
     out += quote;
-    static constexpr char kDigits[] = "0123456789abcdef";
-    for (const char c : text) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (c == '\\' || c == quote) {
-        out += '\\';
-        out += c;
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (c == '\r') {
-        out += "\\r";
-      } else if (c == '\t') {
-        out += "\\t";
-      } else if (byte < 0x20 || byte == 0x7f || (bytes && byte >= 0x80)) {
-        out += "\\x";
-        out += kDigits[byte >> 4U];
-        out += kDigits[byte & 0xfU];
-      } else if (byte >= 0x80) {
-        return false;  // a non-ASCII str: its repr is not ASCII
-      } else {
-        out += c;
+    for (std::size_t at = 0; at < text.size();) {
+      const auto byte = static_cast<unsigned char>(text[at]);
+      if (bytes || byte < 0x80U) {
+        python_escape(byte, quote, out);
+        ++at;
+        continue;
       }
+      // A well-formed sequence: its lead byte says how long it is.
+      const std::size_t length = byte < 0xe0U ? 2 : byte < 0xf0U ? 3 : 4;
+      char32_t code = byte & (length == 2 ? 0x1fU : length == 3 ? 0x0fU : 0x07U);
+      for (std::size_t i = 1; i < length; ++i) {
+        code = code << 6U | (static_cast<unsigned char>(text[at + i]) & 0x3fU);
+      }
+      if (detail::python_printable(code)) {
+        return false;
+      }
+      python_escape(code, quote, out);
+      at += length;
     }
     out += quote;
     return true;
+  }
+
+  // python_escape: one code point as repr() writes it (a byte of bytes as
+  // the code point of its value): \\, the quote, \t \n \r, printable ASCII as
+  // it is, others as \xNN up to 0xff, \uNNNN, \UNNNNNNNN (lower-case hex). A
+  // printable non-ASCII code point is never given (bytes have none).
+  static void python_escape(char32_t code, char quote, std::string& out) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    if (code == '\\' || code == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(code);
+      return;
+    }
+    switch (code) {
+      case '\t':
+        out += "\\t";
+        return;
+      case '\n':
+        out += "\\n";
+        return;
+      case '\r':
+        out += "\\r";
+        return;
+      default:
+        break;
+    }
+    if (code >= 0x20U && code < 0x7fU) {
+      out += static_cast<char>(code);
+      return;
+    }
+    const unsigned digits = code <= 0xffU ? 2 : code <= 0xffffU ? 4 : 8;
+    out += digits == 2 ? "\\x" : digits == 4 ? "\\u" : "\\U";
+    for (unsigned shift = 4 * (digits - 1);; shift -= 4) {
+      out += kDigits[(code >> shift) & 0xfU];
+      if (shift == 0) {
+        break;
+      }
+    }
   }
 
   PymemcacheOptions options_;
