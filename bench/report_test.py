@@ -18,6 +18,8 @@ expected files there.
   testdata/migration_race/    one run of the migration race benchmark
                               (migration_race.json), and its report and CSV
                               files
+  testdata/codecs/            one run of the codec benchmark against PHP
+                              (codecs.json), and its report and CSV files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
@@ -37,6 +39,7 @@ TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
+CODECS = os.path.join(TESTDATA, "codecs")
 
 
 def run_report(results):
@@ -157,6 +160,32 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(met("naive", 1, 10_000))
         self.assertFalse(met("naive", 0, 10_000))
 
+    def test_codecs(self):
+        target = self.run_on(os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"))
+        self.check_csv(target, os.path.join(CODECS, "expected"))
+
+    def test_codecs_without_php(self):
+        """A run without PHP: memshard's figures alone, "-" where PHP's would be."""
+        source = tempfile.mkdtemp(prefix="memshard-report-src-")
+        self.addCleanup(shutil.rmtree, source)
+        results = os.path.join(source, "results")
+        shutil.copytree(os.path.join(CODECS, "results"), results)
+        path = os.path.join(results, "codecs.json")
+        with open(path) as handle:
+            doc = json.load(handle)
+        doc["context"]["memshard_codecs_php"] = "none: /usr/bin/php not found"
+        for row in doc["benchmarks"]:
+            for name in [k for k in row if k.startswith("php_") or "_vs_php_" in k]:
+                del row[name]
+        with open(path, "w") as handle:
+            json.dump(doc, handle)
+        work, _, done = run_report(results)
+        self.addCleanup(shutil.rmtree, work)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("PHP: none: /usr/bin/php not found.", done.stdout)
+        self.assertRegex(done.stdout, r"zlib encode +gzcompress\(\) +[0-9.]+ +- +[0-9,]+ +- +-\n")
+        self.assertRegex(done.stdout, r"FastLZ encode \(in set\) +[0-9.]+ +- +[0-9,]+ +- +-\n")
+
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
         self.assertEqual(os.listdir(target), ["summary.txt"])
@@ -173,7 +202,9 @@ def regenerate():
             (os.path.join(CLIENT_MIGRATION, "results"), os.path.join(CLIENT_MIGRATION, "summary.expected"),
              os.path.join(CLIENT_MIGRATION, "expected")),
             (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
-             os.path.join(MIGRATION_RACE, "expected"))):
+             os.path.join(MIGRATION_RACE, "expected")),
+            (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
+             os.path.join(CODECS, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:

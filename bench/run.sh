@@ -18,6 +18,10 @@
 # (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
 # The migration race starts its own 4 local memcached servers too.
+# The codec benchmark starts one local memcached (with MEMSHARD_SERVERS it uses
+# the first of them) and PHP (bench/php/codecs_bench.php, with Debian's
+# php-cli and php-memcached, installed when missing; without them the PHP
+# comparisons are left out with a note in the report).
 #
 # No benchmark flushes a server. Every key written starts with one prefix per
 # run, MEMSHARD_BENCH_PREFIX (default: msb:<hex of the time and this script's
@@ -51,6 +55,8 @@
 #   MEMSHARD_BENCH_REPETITIONS  runs of each lookup benchmark, median reported (default 5)
 #   MEMSHARD_BENCH_MIN_TIME     seconds per lookup benchmark run (default 0.2)
 #   MEMSHARD_BENCH_CLIENT_ROUNDS  interleaved rounds of the client runs (default 500)
+#   MEMSHARD_BENCH_CODECS_ROUNDS  interleaved rounds of the codec runs against PHP
+#                               (default 300)
 #   MEMSHARD_RESIZE_TIME_SCALE  the resize-through-time runs: keys, server memory
 #                               and window size times this (default 1: about 2
 #                               minutes; 8: the model's 100,000 keys)
@@ -61,6 +67,7 @@
 #                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
 #   MEMSHARD_NUTCRACKER         the nutcracker binary to start (default: from PATH)
+#   MEMSHARD_PHP                the php binary to start (default: /usr/bin/php)
 set -euo pipefail
 
 repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -117,6 +124,10 @@ log "checking packages"
 if ! "$repo/scripts/install-deps.sh" nutcracker; then
   log "nutcracker not installed: the client benchmark runs without twemproxy"
 fi
+# Optional: PHP, the reference of the codec benchmark.
+if ! "$repo/scripts/install-deps.sh" php-cli php-memcached; then
+  log "php-cli or php-memcached not installed: the codec benchmark runs without PHP"
+fi
 # Optional: the charts.
 if ! "$repo/scripts/install-deps.sh" python3-matplotlib; then
   log "python3-matplotlib not installed: the report comes without charts"
@@ -124,7 +135,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,codecs}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -238,6 +249,11 @@ fi
 log "migration race: concurrent readers and writers, stale reads (4 local memcached servers)"
 run "$results_dir/migration_race.log" "$bench_dir/memshard_migration_race_bench" \
   --benchmark_out="$results_dir/migration_race.json" --benchmark_out_format=json || failures+=(migration_race)
+
+log "value codecs on a 20 KB string, against PHP (interleaved, 1 memcached server)"
+run "$results_dir/codecs.log" "$bench_dir/memshard_codecs_bench" \
+  --benchmark_out="$results_dir/codecs.json" --benchmark_out_format=json \
+  --benchmark_min_time="$min_time" || failures+=(codecs)
 
 # Charts are optional: without them the report says why.
 log "charts"

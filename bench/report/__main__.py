@@ -4,7 +4,7 @@
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
 hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json,
-and callgrind/*.json + *.callgrind and
+codecs.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -23,6 +23,7 @@ if not __package__:
 from .balance import balance_section  # noqa: E402
 from .charts import charts_section  # noqa: E402
 from .client import client_callgrind, client_section  # noqa: E402
+from .codecs import codecs_section  # noqa: E402
 from .common import Report, failed, load, rows_of  # noqa: E402
 from .fleet import fleet_section  # noqa: E402
 from .hit_rate import hit_rate_section  # noqa: E402
@@ -56,7 +57,7 @@ def main():
     rep.say()
     errors = []
     for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet",
-                 "migration_race"):
+                 "migration_race", "codecs"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -72,6 +73,7 @@ def main():
                               client_callgrind(results_dir))
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
     targets += migration_race_section(rep, load(os.path.join(results_dir, "migration_race.json")))
+    codecs_section(rep, load(os.path.join(results_dir, "codecs.json")))
     if errors:
         rep.say("Errors")
         rep.say("======")
