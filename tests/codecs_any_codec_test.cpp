@@ -18,25 +18,12 @@
 #include "memshard/codecs/cache_memcached_codec.hpp"
 #include "memshard/codecs/cache_memcached_fast_codec.hpp"
 #include "memshard/codecs/dalli_codec.hpp"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/php_memcache_codec.hpp"
 #include "memshard/codecs/plain_codec.hpp"
 #include "memshard/codecs/pylibmc_codec.hpp"
 #include "memshard/codecs/pymemcache_codec.hpp"
 #include "memshard/codecs/python_memcache_codec.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 

@@ -17,21 +17,8 @@
 
 #include "gtest/gtest.h"
 #include "memshard/codecs/cache_memcached_codec.hpp"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -41,34 +28,14 @@ using memshard::CodecErrc;
 using memshard::Encoded;
 using memshard::Value;
 using memshard::detail::DeflateFormat;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
 
 // gzip: what Compress::Zlib::memGzip writes (level 9, mtime 0, OS 255).
 auto gzip(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, DeflateFormat::kGzip, 9);
-}
-
-// noisy: `random` xorshift32 bytes, then `run` times 'a': a payload whose
-// compressed size is known exactly.
-auto noisy(std::size_t random, std::size_t run) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < random; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out.append(run, 'a');
 }
 
 auto compressing(std::size_t threshold) -> CacheMemcachedCodec {
@@ -189,10 +156,11 @@ TEST(CacheMemcachedCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   // written raw, read with ->get($k).
   const CacheMemcachedCodec codec;
   // set($k, [1, "a", undef, 2.5, -7, 1e15])
-  EXPECT_EQ(*codec.encode(Value::list({1, "a", nullptr, 2.5, -7, 1e15})),
-            (Encoded{unhex("050b020000000608810a0161050a03322e3508790a1031303030303030303030303030"
-                           "303030"),
-                     0x1}));
+  EXPECT_EQ(
+      *codec.encode(Value::list({1, "a", nullptr, 2.5, -7, 1e15})),
+      (Encoded{from_hex("050b020000000608810a0161050a03322e3508790a1031303030303030303030303030"
+                        "303030"),
+               0x1}));
   // set($k, -0.0); set($k, 9**9**9); set($k, 1e15); set($k, 0.1 + 0.2)
   EXPECT_EQ(codec.encode(Value(-0.0))->bytes, "0");
   EXPECT_EQ(codec.encode(Value(kInf))->bytes, "Inf");
@@ -202,18 +170,18 @@ TEST(CacheMemcachedCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   // compress_threshold => 10: the 55-byte payload with a 44-byte gzip kept.
   EXPECT_EQ(compressing(100).encode(Value(std::string(99, 'a')))->flags, 0U);
   EXPECT_EQ(*compressing(100).encode(Value(std::string(100, 'a'))),
-            (Encoded{unhex("1f8b08000000000000ff4b4ca43d0000647a70af64000000"), 0x2}));
+            (Encoded{from_hex("1f8b08000000000000ff4b4ca43d0000647a70af64000000"), 0x2}));
   EXPECT_EQ(compressing(10).encode(Value(noisy(21, 34)))->flags, 0U);
   // get of raw items: 0x4 "\xff\xfe" and 0x10000 "x" are those bytes;
   // 0x5 nfreeze([1]) is [1]; 0x6 memGzip("caf\xc3\xa9") is those bytes.
   EXPECT_EQ(*codec.decode("\xff\xfe", 0x4), Value("\xff\xfe"));
   EXPECT_EQ(*codec.decode("x", 0x10000), Value("x"));
   EXPECT_EQ(*codec.decode(kFrozenOne, 0x5), Value::list({1}));
-  EXPECT_EQ(*codec.decode(unhex("1f8b08000000000000ff4b4e4c3bbc1200b542ad9805000000"), 0x6),
+  EXPECT_EQ(*codec.decode(from_hex("1f8b08000000000000ff4b4e4c3bbc1200b542ad9805000000"), 0x6),
             Value("caf\xc3\xa9"));
   // Written by memshard, stored raw, read with ->get($k): {a => [1, 'x', '2.5']}.
   EXPECT_EQ(*codec.encode(Value::map({{"a", Value::list({1, "x", 2.5})}})),
-            (Encoded{unhex("050b030000000104020000000308810a01780a03322e350000000161"), 0x1}));
+            (Encoded{from_hex("050b030000000104020000000308810a01780a03322e350000000161"), 0x1}));
 }
 
 TEST(CacheMemcachedCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {

@@ -17,21 +17,8 @@
 
 #include "gtest/gtest.h"
 #include "memshard/codecs/cache_memcached_fast_codec.hpp"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -41,34 +28,14 @@ using memshard::CodecErrc;
 using memshard::Encoded;
 using memshard::Value;
 using memshard::detail::DeflateFormat;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
 
 // gzip: what Compress::Zlib::memGzip writes (level 9, mtime 0, OS 255).
 auto gzip(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, DeflateFormat::kGzip, 9);
-}
-
-// noisy: `random` xorshift32 bytes, then `run` times 'a': a payload whose
-// compressed size is known exactly.
-auto noisy(std::size_t random, std::size_t run) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < random; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out.append(run, 'a');
 }
 
 auto utf8_codec() -> CacheMemcachedFastCodec {
@@ -203,10 +170,10 @@ TEST(CacheMemcachedFastCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   // compress_threshold => 10: the 55-byte payload gzipped to 44 bytes.
   EXPECT_EQ(compressing(100).encode(Value(std::string(99, 'a')))->flags, 0U);
   EXPECT_EQ(*compressing(100).encode(Value(std::string(100, 'a'))),
-            (Encoded{unhex("1f8b08000000000000ff4b4ca43d0000647a70af64000000"), 0x2}));
+            (Encoded{from_hex("1f8b08000000000000ff4b4ca43d0000647a70af64000000"), 0x2}));
   EXPECT_EQ(*compressing(10).encode(Value(noisy(21, 34))),
-            (Encoded{unhex("1f8b08000000000000ff4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac96fb2512"
-                           "040079386b2137000000"),
+            (Encoded{from_hex("1f8b08000000000000ff4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac96fb2512"
+                              "040079386b2137000000"),
                      0x2}));
   // utf8 => 1, set($k, $s) for a UTF-8-flagged character string: flag 4 and
   // its UTF-8 (an ASCII string with the flag on gets 0x4 too; memshard has no
@@ -218,14 +185,14 @@ TEST(CacheMemcachedFastCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(*utf8.decode("caf\xc3\xa9", 0x4), Value("caf\xc3\xa9"));
   EXPECT_EQ(utf8.decode("\xff\xfe", 0x4).code(), CodecErrc::kCorrupt);
   EXPECT_EQ(*CacheMemcachedFastCodec().decode("\xff\xfe", 0x4), Value("\xff\xfe"));
-  EXPECT_EQ(*utf8.decode(unhex("1f8b08000000000000ff4b4e4c3bbc1200b542ad9805000000"), 0x6),
+  EXPECT_EQ(*utf8.decode(from_hex("1f8b08000000000000ff4b4e4c3bbc1200b542ad9805000000"), 0x6),
             Value("caf\xc3\xa9"));
   EXPECT_EQ(*utf8.decode(kFrozenOne, 0x5), Value::list({1}));
   EXPECT_EQ(*utf8.decode("x", 0x10000), Value("x"));
   // Written by memshard (utf8, compress_threshold => 10), stored raw, read with
   // utf8 => 1: a character string of 44 characters ending in U+00E9.
   EXPECT_EQ(*compressing(10, true).encode(Value(std::string(40, 'a') + "caf\xc3\xa9")),
-            (Encoded{unhex("1f8b08000000000000ff4b4c240e2427a61d5e0900c819b9692d000000"), 0x6}));
+            (Encoded{from_hex("1f8b08000000000000ff4b4c240e2427a61d5e0900c819b9692d000000"), 0x6}));
 }
 
 TEST(CacheMemcachedFastCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {

@@ -6,13 +6,8 @@
 // distances 8191 and 8192, long matches), recorded from php-memcached 3.2.0.
 // Round trips at both levels; hand-written streams; unknown levels, truncated
 // and flipped streams, wrong lengths, and the memory a false length may claim.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <map>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,72 +16,22 @@
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/fastlz.hpp"
 #include "memshard/crc32.hpp"
+#include "support/allocation_meter.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
-
-namespace {
-
-/// The largest single allocation through operator new since the last reset.
-std::atomic<std::size_t> largest_allocation{0};
-
-void note_allocation(std::size_t size) noexcept {
-  std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !largest_allocation.compare_exchange_weak(seen, size)) {
-  }
-}
-
-}  // namespace
-
-// Replaced for the whole test program to measure allocations; not inlined,
-// so that the compiler does not pair a new-expression with the free() inside.
-[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
-  note_allocation(size);
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) {
-    return memory;
-  }
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete[](void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
-[[gnu::noinline]] void operator delete[](void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
 
 namespace {
 
 using memshard::CodecErrc;
 using memshard::detail::fastlz_compress;
 using memshard::detail::fastlz_decompress;
+using memshard::testing::golden_values_dir;
+using memshard::testing::largest_allocation;
+using memshard::testing::lines;
+using memshard::testing::noise;
+using memshard::testing::words;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20U;
-
-auto values_dir() -> std::filesystem::path {
-  return std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values";
-}
-
-auto lines(std::size_t size) -> std::string {
-  std::string text;
-  for (int n = 1; text.size() < size; ++n) {
-    std::string number = std::to_string(n);
-    number.insert(0, 5 - number.size(), '0');
-    text += "line " + number + ": the quick brown fox jumps over the lazy dog\n";
-  }
-  text.resize(size);
-  return text;
-}
-
-/// Pseudo-random bytes (a fixed 64-bit LCG: the same on every platform).
-auto noise(std::size_t size, std::uint64_t seed) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    out.push_back(static_cast<char>(seed >> 56U));
-  }
-  return out;
-}
 
 auto repeat(const std::string& part, int times) -> std::string {
   std::string out;
@@ -94,23 +39,6 @@ auto repeat(const std::string& part, int times) -> std::string {
     out += part;
   }
   return out;
-}
-
-/// 1 MiB of words and numbers.
-auto words() -> std::string {
-  const char* const kWords[] = {"alpha", "beta",  "gamma",   "delta", "epsilon", "zeta",
-                                "eta",   "theta", "iota",    "kappa", "lambda",  "mu",
-                                "nu",    "xi",    "omicron", "pi"};
-  std::uint64_t x = 42;
-  std::string text;
-  while (text.size() < kMiB) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    text += kWords[x >> 60U];
-    text += std::to_string((x >> 40U) % 1000U);
-    text += (x >> 32U) % 16U == 0 ? '\n' : ' ';
-  }
-  text.resize(kMiB);
-  return text;
 }
 
 auto level_of(const std::string& stream) -> unsigned {
@@ -126,15 +54,10 @@ auto flip(std::string bytes, std::size_t bit) -> std::string {
 // --- golden: what php-memcached stored -----------------------------------------
 
 TEST(FastlzGoldenTest, PhpMemcachedItemsDecodeAndReencodeByteForByte) {
-  std::map<std::string, std::string> strings;
-  for (const auto& named : memshard::testing::read_value_set(values_dir())) {
-    if (named.value.is_string()) {
-      strings[named.name] = named.value.as_string();
-    }
-  }
+  const auto strings = memshard::testing::read_string_values(golden_values_dir());
   std::size_t checked = 0;
   for (const auto& value_case :
-       memshard::testing::read_value_cases(values_dir() / "php_memcached.values")) {
+       memshard::testing::read_value_cases(golden_values_dir() / "php_memcached.values")) {
     for (const auto& item : value_case.items) {
       if (item.refused || (item.flags & 0x70U) != 0x50U) {
         continue;

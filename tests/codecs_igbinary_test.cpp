@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <string_view>
 
 #include "memshard/codecs/igbinary.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
 namespace {
@@ -21,25 +21,8 @@ using memshard::DecodeLimits;
 using memshard::igbinary_serialize;
 using memshard::igbinary_unserialize;
 using memshard::Value;
-
-auto from_hex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-auto to_hex(std::string_view bytes) -> std::string {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4U]);
-    out.push_back(kDigits[b & 0xFU]);
-  }
-  return out;
-}
+using memshard::testing::from_hex;
+using memshard::testing::to_hex;
 
 auto serialize_hex(const Value& value) -> std::string {
   auto encoded = igbinary_serialize(value);
@@ -60,27 +43,17 @@ void expect_both_ways(const Value& value, std::string_view hex) {
 }
 
 TEST(IgbinaryGolden, PhpMemcachedMapDecodesAndReencodesByteForByte) {
-  const auto cases = memshard::testing::read_value_cases(
-      std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values" / "php_memcached.values");
-  const memshard::testing::ValueItem* item = nullptr;
-  for (const auto& c : cases) {
-    if (c.id == "php-memcached-igbinary") {
-      item = c.item("map");
-    }
-  }
-  ASSERT_NE(item, nullptr);
+  const auto dir = memshard::testing::golden_values_dir();
+  const auto item = memshard::testing::read_value_item(dir / "php_memcached.values",
+                                                       "php-memcached-igbinary", "map");
+  ASSERT_TRUE(item.has_value());
   EXPECT_EQ(item->flags, 5U);
-  Value expected;
-  for (const auto& named :
-       memshard::testing::read_value_set(std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values")) {
-    if (named.name == "map") {
-      expected = named.value;
-    }
-  }
+  const auto expected = memshard::testing::read_named_value(dir, "map");
+  ASSERT_TRUE(expected.has_value());
   auto decoded = igbinary_unserialize(item->bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
-  EXPECT_EQ(*decoded, expected);
-  auto encoded = igbinary_serialize(expected);
+  EXPECT_EQ(*decoded, *expected);
+  auto encoded = igbinary_serialize(*expected);
   ASSERT_TRUE(encoded.ok()) << encoded.error();
   EXPECT_EQ(*encoded, item->bytes);
 }

@@ -6,12 +6,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <string_view>
 
 #include "memshard/codecs/msgpack.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
 namespace {
@@ -21,25 +21,8 @@ using memshard::DecodeLimits;
 using memshard::msgpack_decode;
 using memshard::msgpack_encode;
 using memshard::Value;
-
-auto from_hex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-auto to_hex(std::string_view bytes) -> std::string {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4U]);
-    out.push_back(kDigits[b & 0xFU]);
-  }
-  return out;
-}
+using memshard::testing::from_hex;
+using memshard::testing::to_hex;
 
 auto encode_hex(const Value& value) -> std::string {
   auto encoded = msgpack_encode(value);
@@ -47,42 +30,21 @@ auto encode_hex(const Value& value) -> std::string {
   return encoded.ok() ? to_hex(*encoded) : std::string("<error>");
 }
 
-auto golden_map() -> memshard::testing::ValueItem {
-  const auto cases = memshard::testing::read_value_cases(
-      std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values" / "php_memcached.values");
-  for (const auto& c : cases) {
-    if (c.id == "php-memcached-msgpack") {
-      if (const auto* item = c.item("map")) {
-        return *item;
-      }
-    }
-  }
-  ADD_FAILURE() << "no php-memcached-msgpack map item";
-  return {};
-}
-
-auto value_set_map() -> Value {
-  for (const auto& named :
-       memshard::testing::read_value_set(std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values")) {
-    if (named.name == "map") {
-      return named.value;
-    }
-  }
-  ADD_FAILURE() << "no map in values.txt";
-  return {};
-}
-
 TEST(MsgpackGolden, PhpMemcachedMapDecodesAndReencodesByteForByte) {
-  const auto item = golden_map();
-  EXPECT_EQ(item.flags, 7U);
-  EXPECT_EQ(to_hex(item.bytes), "82a16101a162920203");
-  const Value expected = value_set_map();
-  auto decoded = msgpack_decode(item.bytes);
+  const auto dir = memshard::testing::golden_values_dir();
+  const auto item = memshard::testing::read_value_item(dir / "php_memcached.values",
+                                                       "php-memcached-msgpack", "map");
+  ASSERT_TRUE(item.has_value()) << "no php-memcached-msgpack map item";
+  EXPECT_EQ(item->flags, 7U);
+  EXPECT_EQ(to_hex(item->bytes), "82a16101a162920203");
+  const auto expected = memshard::testing::read_named_value(dir, "map");
+  ASSERT_TRUE(expected.has_value()) << "no map in values.txt";
+  auto decoded = msgpack_decode(item->bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
-  EXPECT_EQ(*decoded, expected);
-  auto encoded = msgpack_encode(expected);
+  EXPECT_EQ(*decoded, *expected);
+  auto encoded = msgpack_encode(*expected);
   ASSERT_TRUE(encoded.ok()) << encoded.error();
-  EXPECT_EQ(*encoded, item.bytes);
+  EXPECT_EQ(*encoded, item->bytes);
 }
 
 // php -r 'echo bin2hex(msgpack_pack([1, "x", 1/3, true, null, ["a"=>1]]));'

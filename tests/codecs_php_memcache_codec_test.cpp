@@ -16,22 +16,9 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/php_memcache_codec.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -40,33 +27,13 @@ using memshard::Encoded;
 using memshard::PhpMemcacheCodec;
 using memshard::PhpMemcacheOptions;
 using memshard::Value;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
 auto zlib(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, memshard::detail::DeflateFormat::kZlib, -1);
-}
-
-// noisy: `random` xorshift32 bytes, then `run` times 'a': a payload whose
-// compressed size is known exactly.
-auto noisy(std::size_t random, std::size_t run) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < random; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out.append(run, 'a');
 }
 
 TEST(PhpMemcacheCodecTest, TheTypeInBits8To11) {
@@ -264,18 +231,19 @@ TEST(PhpMemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   const PhpMemcacheCodec codec;
   // set('k', [1, "a", null, 2.5]); set('k', -0.0); set('k', 1e-5); ...
   EXPECT_EQ(*codec.encode(Value::list({1, "a", nullptr, 2.5})),
-            (Encoded{unhex("613a343a7b693a303b693a313b693a313b733a313a2261223b693a323b4e3b693a"
-                           "333b643a322e353b7d"),
+            (Encoded{from_hex("613a343a7b693a303b693a313b693a313b733a313a2261223b693a323b4e3b693a"
+                              "333b643a322e353b7d"),
                      0x1}));
   EXPECT_EQ(codec.encode(Value(-0.0))->bytes, "-0");
   EXPECT_EQ(codec.encode(Value(-kInf))->bytes, "-INF");
   EXPECT_EQ(codec.encode(Value(1e-5))->bytes, "1.0e-5");
   EXPECT_EQ(codec.encode(Value(123456789012345.678))->bytes, "1.2345678901235e+14");
   // set('k', [str_repeat('z', 20000)]): serialized, then compressed.
-  EXPECT_EQ(*codec.encode(Value::list({std::string(20000, 'z')})),
-            (Encoded{unhex("789cedc1a111c0200004b05d9880563ed354a2ebe0d81dc64024f9f264f6d4f6e7ad4"
-                           "7ca00000000000000000000000000000000000000e00aa5ad0d45fd42d0"),
-                     0x3}));
+  EXPECT_EQ(
+      *codec.encode(Value::list({std::string(20000, 'z')})),
+      (Encoded{from_hex("789cedc1a111c0200004b05d9880563ed354a2ebe0d81dc64024f9f264f6d4f6e7ad4"
+                        "7ca00000000000000000000000000000000000000e00aa5ad0d45fd42d0"),
+               0x3}));
   // set('k', str_repeat('ab', 50), MEMCACHE_COMPRESSED); set('k', 'x', 0x10000);
   // set('k', 42, 0x30000).
   PhpMemcacheOptions options;
@@ -285,7 +253,7 @@ TEST(PhpMemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
     ab += "ab";
   }
   EXPECT_EQ(*PhpMemcacheCodec(options).encode(Value(ab)),
-            (Encoded{unhex("789c4b4c4aa4390400840b2617"), 0x2}));
+            (Encoded{from_hex("789c4b4c4aa4390400840b2617"), 0x2}));
   options.always_compress = false;
   options.user_flags = 1;
   EXPECT_EQ(*PhpMemcacheCodec(options).encode(Value("x")), (Encoded{"x", 0x10000}));
@@ -297,13 +265,13 @@ TEST(PhpMemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   options.always_compress = true;
   EXPECT_EQ(
       *PhpMemcacheCodec(options).encode(Value(noisy(20, 19))),
-      (Encoded{unhex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac96276202006317104f"), 0x2}));
+      (Encoded{from_hex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac96276202006317104f"), 0x2}));
   // What pecl read from raw items: 0x301 "i:5;" -> 5, 0x500 "42" -> "42",
   // 0xf00 "x" -> "x", 0x302 zlib("77") -> 77, 0x10300 "7" -> 7, 0x700 "-0" -> -0.
   EXPECT_EQ(*codec.decode("i:5;", 0x301), Value(5));
   EXPECT_EQ(*codec.decode("42", 0x500), Value("42"));
   EXPECT_EQ(*codec.decode("x", 0xf00), Value("x"));
-  EXPECT_EQ(*codec.decode(unhex("789c3337070000a7006f"), 0x302), Value(77));
+  EXPECT_EQ(*codec.decode(from_hex("789c3337070000a7006f"), 0x302), Value(77));
   EXPECT_EQ(*codec.decode("7", 0x10300), Value(7));
 }
 

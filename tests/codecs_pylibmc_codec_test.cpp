@@ -17,22 +17,9 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/pylibmc_codec.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -41,33 +28,13 @@ using memshard::Encoded;
 using memshard::PylibmcCodec;
 using memshard::PylibmcOptions;
 using memshard::Value;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
 auto zlib(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, memshard::detail::DeflateFormat::kZlib, -1);
-}
-
-// noisy: `random` xorshift32 bytes, then `run` times 'a': a payload whose
-// compressed size is known exactly.
-auto noisy(std::size_t random, std::size_t run) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < random; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out.append(run, 'a');
 }
 
 auto compressing(std::size_t min_compress_len) -> PylibmcCodec {
@@ -145,7 +112,7 @@ TEST(PylibmcCodecTest, EveryKindOnEncode) {
   // Floats and None are pickled with protocol 5.
   EXPECT_EQ(*codec.encode(Value()), (Encoded{"\x80\x05N.", 0x1}));
   EXPECT_EQ(*codec.encode(Value(-0.0)),
-            (Encoded{unhex("8005950a000000000000004780000000000000002e"), 0x1}));
+            (Encoded{from_hex("8005950a000000000000004780000000000000002e"), 0x1}));
   EXPECT_TRUE(codec.decode(codec.encode(Value(std::nan("")))->bytes, 0x1)->is_float());
   EXPECT_TRUE(std::isnan(codec.decode(codec.encode(Value(std::nan("")))->bytes, 0x1)->as_double()));
   const auto invalid = codec.encode(Value("\xc3"));
@@ -197,14 +164,14 @@ TEST(PylibmcCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   // c.set(k, [None, b'\x00\xff', 'é', {'k': [1.5]}])
   EXPECT_EQ(*codec.encode(Value::list({nullptr, Value::bytes(std::string("\0\xff", 2)), "\xc3\xa9",
                                        Value::map({{"k", Value::list({1.5})}})})),
-            (Encoded{unhex("80059523000000000000005d94284e4302"
-                           "00ff948c02c3a9947d948c016b945d9447"
-                           "3ff80000000000006173652e"),
+            (Encoded{from_hex("80059523000000000000005d94284e4302"
+                              "00ff948c02c3a9947d948c016b945d9447"
+                              "3ff80000000000006173652e"),
                      0x1}));
   // c.set(k, None); c.set(k, float('-inf')); c.set(k, 2**63 - 1)
   EXPECT_EQ(*codec.encode(Value()), (Encoded{"\x80\x05N.", 0x1}));
   EXPECT_EQ(*codec.encode(Value(-kInf)),
-            (Encoded{unhex("8005950a0000000000000047fff00000000000002e"), 0x1}));
+            (Encoded{from_hex("8005950a0000000000000047fff00000000000002e"), 0x1}));
   EXPECT_EQ(*codec.encode(Value(std::numeric_limits<std::int64_t>::max())),
             (Encoded{"9223372036854775807", 0x4}));
   // set(k, b'a' * 99 or 100, min_compress_len=100): flags 0, then 8;
@@ -212,12 +179,12 @@ TEST(PylibmcCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(compressing(100).encode(Value::bytes(std::string(99, 'a')))->flags, 0U);
   EXPECT_EQ(compressing(100).encode(Value::bytes(std::string(100, 'a')))->flags, 0x8U);
   EXPECT_EQ(*compressing(1).encode(Value(std::int64_t{1111111111111111111})),
-            (Encoded{unhex("789c3334c40000247103a4"), 0xc}));
+            (Encoded{from_hex("789c3334c40000247103a4"), 0xc}));
   EXPECT_EQ(*compressing(1).encode(Value(true)), (Encoded{"1", 0x2}));
   EXPECT_EQ(compressing(1).encode(Value::bytes(noisy(20, 11)))->flags, 0U);
   EXPECT_EQ(
       *compressing(1).encode(Value::bytes(noisy(20, 12))),
-      (Encoded{unhex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac9627220100f8d40da8"), 0x8}));
+      (Encoded{from_hex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac9627220100f8d40da8"), 0x8}));
   // c.get of raw items: 0x2 "1" -> 1, 0x10004 "7" -> 7, 0x30 'é' -> 'é',
   // 0x20 / 0x100 / 0x10000 "x" -> b'x', 0xc zlib("12") -> 12; 0x3, 0x5, 0x6,
   // 0x11, 0x12, 0x14 raise "unknown memcached key flags".
@@ -225,13 +192,13 @@ TEST(PylibmcCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(*codec.decode("7", 0x10004), Value(7));
   EXPECT_EQ(*codec.decode("\xc3\xa9", 0x30), Value("\xc3\xa9"));
   EXPECT_EQ(*codec.decode("x", 0x100), Value::bytes("x"));
-  EXPECT_EQ(*codec.decode(unhex("789c3334020000960064"), 0xc), Value(12));
+  EXPECT_EQ(*codec.decode(from_hex("789c3334020000960064"), 0xc), Value(12));
   for (const std::uint32_t flags : {0x3U, 0x5U, 0x6U, 0x11U, 0x12U, 0x14U}) {
     EXPECT_EQ(codec.decode("42", flags).code(), CodecErrc::kUnknownFlags) << flags;
   }
   // Written by memshard, stored raw, read with c.get(k): [True] * 50.
   EXPECT_EQ(*compressing(10).encode(Value::list(Value::List(50, Value(true)))),
-            (Encoded{unhex("789c6b609d6ace0001b153343a4806a97a006c681d8e"), 0x9}));
+            (Encoded{from_hex("789c6b609d6ace0001b153343a4806a97a006c681d8e"), 0x9}));
 }
 
 TEST(PylibmcCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {

@@ -16,22 +16,9 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/python_memcache_codec.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -40,33 +27,13 @@ using memshard::Encoded;
 using memshard::PythonMemcacheCodec;
 using memshard::PythonMemcacheOptions;
 using memshard::Value;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
 auto zlib(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, memshard::detail::DeflateFormat::kZlib, -1);
-}
-
-// noisy: `random` xorshift32 bytes, then `run` times 'a': a payload whose
-// compressed size is known exactly.
-auto noisy(std::size_t random, std::size_t run) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < random; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out.append(run, 'a');
 }
 
 auto compressing(std::size_t min_compress_len) -> PythonMemcacheCodec {
@@ -251,7 +218,7 @@ TEST(PythonMemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(compressing(1).encode(Value::bytes(noisy(20, 11)))->flags, 0U);
   EXPECT_EQ(
       *compressing(1).encode(Value::bytes(noisy(20, 12))),
-      (Encoded{unhex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac9627220100f8d40da8"), 0x8}));
+      (Encoded{from_hex("789c4bae5a50f7f0d527dbe396b9bccb2ac41a5885ac9627220100f8d40da8"), 0x8}));
   // c.get of raw items: 0x3 "42" -> 42, 0x11 "42" -> '42', 0x14 "x" -> 'x',
   // 0x301 "F2.5\n." -> 2.5, 0x10002 "7" -> 7, 0x18 zlib('é') -> 'é';
   // 0x300, 0x20 and 0x10000 raise ValueError('Unknown flags on get: ...').
@@ -260,18 +227,19 @@ TEST(PythonMemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(*codec.decode("x", 0x14), Value("x"));
   EXPECT_EQ(*codec.decode("F2.5\n.", 0x301), Value(2.5));
   EXPECT_EQ(*codec.decode("7", 0x10002), Value(7));
-  EXPECT_EQ(*codec.decode(unhex("789c3bbc12000231016d"), 0x18), Value("\xc3\xa9"));
+  EXPECT_EQ(*codec.decode(from_hex("789c3bbc12000231016d"), 0x18), Value("\xc3\xa9"));
   for (const std::uint32_t flags : {0x300U, 0x20U, 0x10000U}) {
     EXPECT_EQ(codec.decode("42", flags).code(), CodecErrc::kUnknownFlags) << flags;
   }
   // Written by memshard, stored raw, read with c.get(k):
   // {'k': [None, 1.5, b'\xff'], 't': 'é'}.
-  EXPECT_EQ(*codec.encode(Value::map(
-                {{"k", Value::list({nullptr, 1.5, Value::bytes("\xff")})}, {"t", "\xc3\xa9"}})),
-            (Encoded{unhex("286470300a566b0a70310a286c70320a4e6146312e350a61635f636f646563730a656e"
-                           "636f64650a70330a2856ff0a70340a566c6174696e310a70350a7470360a5270370a61"
-                           "7356740a70380a56e90a70390a732e"),
-                     0x1}));
+  EXPECT_EQ(
+      *codec.encode(Value::map(
+          {{"k", Value::list({nullptr, 1.5, Value::bytes("\xff")})}, {"t", "\xc3\xa9"}})),
+      (Encoded{from_hex("286470300a566b0a70310a286c70320a4e6146312e350a61635f636f646563730a656e"
+                        "636f64650a70330a2856ff0a70340a566c6174696e310a70350a7470360a5270370a61"
+                        "7356740a70380a56e90a70390a732e"),
+               0x1}));
 }
 
 TEST(PythonMemcacheCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {

@@ -2,49 +2,28 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "memshard/codecs/ruby_marshal.hpp"
+#include "support/allocation_meter.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
-
-// Bytes allocated while g_counting is set (the "without allocating" checks).
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::size_t> g_allocated{0};
-}  // namespace
-
-// The replacements are kept out of line: inlined, GCC pairs a `new` seen in
-// one function with the free() of another (-Wmismatched-new-delete).
-[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocated.fetch_add(size, std::memory_order_relaxed);
-  }
-  if (void* block = std::malloc(size == 0 ? 1 : size)) {
-    return block;
-  }
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
-[[gnu::noinline]] void operator delete(void* block) noexcept { std::free(block); }
-[[gnu::noinline]] void operator delete[](void* block) noexcept { std::free(block); }
-[[gnu::noinline]] void operator delete(void* block, std::size_t) noexcept { std::free(block); }
-[[gnu::noinline]] void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
 
 namespace memshard {
 namespace {
 
+using testing::allocated_bytes;
 using testing::base64_decode;
+using testing::counting_allocations;
+using testing::to_hex;
 
 auto from_hex(std::string_view hex) -> std::string {
   auto nibble = [](char c) -> int {
@@ -59,17 +38,6 @@ auto from_hex(std::string_view hex) -> std::string {
       return {};
     }
     out.push_back(static_cast<char>(high * 16 + low));
-  }
-  return out;
-}
-
-auto to_hex(std::string_view bytes) -> std::string {
-  constexpr std::string_view kDigits = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out.push_back(kDigits[byte >> 4U]);
-    out.push_back(kDigits[byte & 0xfU]);
   }
   return out;
 }
@@ -491,7 +459,7 @@ auto inflate_all(std::string_view data, int window_bits) -> std::string {
 }
 
 TEST(RubyMarshal, GoldenDalliItems) {
-  const std::filesystem::path dir = std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values";
+  const std::filesystem::path dir = testing::golden_values_dir();
   const auto cases = testing::read_value_cases(dir / "dalli.values");
   const auto values = testing::read_value_set(dir);
   int checked = 0;
@@ -629,13 +597,13 @@ TEST(RubyMarshal, HugeDeclaredLengthsAreRefusedBeforeAllocating) {
         "04086c2b04ffffff7f0000", "04086604ffffff7f31", "04083a04ffffff7f61",
         "04084922067804ffffff7f", "04086f3a064f04ffffff7f", "040822fa", "04085bfa"}) {
     SCOPED_TRACE(hex);
-    g_allocated = 0;
-    g_counting = true;
+    allocated_bytes = 0;
+    counting_allocations = true;
     const auto decoded = marshal_load(from_hex(hex));
-    g_counting = false;
+    counting_allocations = false;
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.code(), CodecErrc::kCorrupt) << decoded.error();
-    EXPECT_LT(g_allocated.load(), 4096U);
+    EXPECT_LT(allocated_bytes.load(), 4096U);
   }
   const auto message = marshal_load(from_hex("04082204ffffff7f616263"));
   EXPECT_EQ(message.error().message(),
@@ -779,13 +747,13 @@ TEST(RubyMarshal, AMillionLinksToABigArrayAreTooLargeWithoutBuildingThem) {
   for (int i = 0; i < 1000000; ++i) {
     input.append("@\x06", 2);
   }
-  g_allocated = 0;
-  g_counting = true;
+  allocated_bytes = 0;
+  counting_allocations = true;
   const auto decoded = marshal_load(input);
-  g_counting = false;
+  counting_allocations = false;
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.code(), CodecErrc::kTooLarge);
-  EXPECT_LT(g_allocated.load(), std::size_t{1} << 16) << "bytes allocated";
+  EXPECT_LT(allocated_bytes.load(), std::size_t{1} << 16) << "bytes allocated";
 
   // a Symbol link repeats its name: a 1,000-byte Symbol linked 100,000 times
   std::string symbols("\x04\x08[", 3);

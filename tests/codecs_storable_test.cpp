@@ -7,12 +7,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <string_view>
 
 #include "memshard/codecs/storable.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
 namespace {
@@ -22,25 +22,8 @@ using memshard::DecodeLimits;
 using memshard::storable_nfreeze;
 using memshard::storable_thaw;
 using memshard::Value;
-
-auto from_hex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-auto to_hex(std::string_view bytes) -> std::string {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4U]);
-    out.push_back(kDigits[b & 0xFU]);
-  }
-  return out;
-}
+using memshard::testing::from_hex;
+using memshard::testing::to_hex;
 
 auto nfreeze_hex(const Value& value) -> std::string {
   auto frozen = storable_nfreeze(value);
@@ -64,8 +47,8 @@ auto repeat(std::string_view text, int times) -> std::string {
 
 TEST(StorableGolden, CacheMemcachedMapsThaw) {
   for (const char* table : {"cache_memcached.values", "cache_memcached_fast.values"}) {
-    const auto cases = memshard::testing::read_value_cases(
-        std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values" / table);
+    const auto cases =
+        memshard::testing::read_value_cases(memshard::testing::golden_values_dir() / table);
     int seen = 0;
     for (const auto& c : cases) {
       const auto* item = c.item("map");

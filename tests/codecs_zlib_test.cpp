@@ -8,13 +8,8 @@
 // and trailing bytes; max_size, with the largest allocation measured.
 #include <zlib.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <map>
-#include <new>
 #include <random>
 #include <string>
 #include <string_view>
@@ -24,39 +19,9 @@
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/crc32.hpp"
+#include "support/allocation_meter.hpp"
+#include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
-
-namespace {
-
-/// The largest single allocation through operator new since the last reset.
-std::atomic<std::size_t> largest_allocation{0};
-
-void note_allocation(std::size_t size) noexcept {
-  std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !largest_allocation.compare_exchange_weak(seen, size)) {
-  }
-}
-
-}  // namespace
-
-// Replaced for the whole test program to measure allocations; not inlined,
-// so that the compiler does not pair a new-expression with the free() inside.
-[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
-  note_allocation(size);
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) {
-    return memory;
-  }
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete[](void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
-[[gnu::noinline]] void operator delete[](void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
 
 namespace {
 
@@ -64,23 +29,13 @@ using memshard::CodecErrc;
 using memshard::detail::deflate_bytes;
 using memshard::detail::DeflateFormat;
 using memshard::detail::inflate_bytes;
+using memshard::testing::golden_values_dir;
+using memshard::testing::largest_allocation;
+using memshard::testing::lines;
+using memshard::testing::noise;
+using memshard::testing::words;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20U;
-
-auto values_dir() -> std::filesystem::path {
-  return std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values";
-}
-
-/// The strings of values.txt by name.
-auto expected_strings() -> std::map<std::string, std::string> {
-  std::map<std::string, std::string> strings;
-  for (const auto& named : memshard::testing::read_value_set(values_dir())) {
-    if (named.value.is_string()) {
-      strings[named.name] = named.value.as_string();
-    }
-  }
-  return strings;
-}
 
 /// Ruby Marshal 4.8 of a UTF-8 String, as Dalli stores it by default:
 /// 04 08 I " <length> <bytes> 06 : 06 E T.
@@ -102,46 +57,6 @@ auto ruby_marshal(const std::string& text) -> std::string {
   return out + text +
          "\x06:\x06"
          "ET";
-}
-
-/// Text of the lines the value tables use, `size` bytes.
-auto lines(std::size_t size) -> std::string {
-  std::string text;
-  for (int n = 1; text.size() < size; ++n) {
-    std::string number = std::to_string(n);
-    number.insert(0, 5 - number.size(), '0');
-    text += "line " + number + ": the quick brown fox jumps over the lazy dog\n";
-  }
-  text.resize(size);
-  return text;
-}
-
-/// Pseudo-random bytes (a fixed 64-bit LCG: the same on every platform).
-auto noise(std::size_t size, std::uint64_t seed) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    out.push_back(static_cast<char>(seed >> 56U));
-  }
-  return out;
-}
-
-/// 1 MiB of words and numbers (varied enough that zlib's memLevel changes
-/// the level-9 stream).
-auto words() -> std::string {
-  const char* const kWords[] = {"alpha", "beta",  "gamma",   "delta", "epsilon", "zeta",
-                                "eta",   "theta", "iota",    "kappa", "lambda",  "mu",
-                                "nu",    "xi",    "omicron", "pi"};
-  std::uint64_t x = 42;
-  std::string text;
-  while (text.size() < kMiB) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    text += kWords[x >> 60U];
-    text += std::to_string((x >> 40U) % 1000U);
-    text += (x >> 32U) % 16U == 0 ? '\n' : ' ';
-  }
-  text.resize(kMiB);
-  return text;
 }
 
 /// zlib's compress2 at `level`.
@@ -198,7 +113,7 @@ struct GoldenTable {
 };
 
 TEST(ZlibGoldenTest, EveryCompressedItemInflatesToItsValueAndDeflatesBackToTheSameBytes) {
-  const auto strings = expected_strings();
+  const auto strings = memshard::testing::read_string_values(golden_values_dir());
   const GoldenTable kTables[] = {
       {"php_memcached.values", 0x70, 0x30, DeflateFormat::kZlib, -1, 4},
       {"php_memcache.values", 0x2, 0x2, DeflateFormat::kZlib, -1, 7},
@@ -213,7 +128,8 @@ TEST(ZlibGoldenTest, EveryCompressedItemInflatesToItsValueAndDeflatesBackToTheSa
   std::size_t reencoded = 0;
   for (const GoldenTable& table : kTables) {
     std::size_t checked = 0;
-    for (const auto& value_case : memshard::testing::read_value_cases(values_dir() / table.file)) {
+    for (const auto& value_case :
+         memshard::testing::read_value_cases(golden_values_dir() / table.file)) {
       const bool gzip_case = value_case.setting("compressor") == "gzip";
       if (table.file == std::string("dalli.values") &&
           gzip_case != (table.format == DeflateFormat::kGzip)) {
@@ -265,7 +181,7 @@ TEST(ZlibGoldenTest, EveryCompressedItemInflatesToItsValueAndDeflatesBackToTheSa
 }
 
 TEST(ZlibGoldenTest, GzipWritersOfJavaAndPerlWriteXfl0AndOs255) {
-  const auto strings = expected_strings();
+  const auto strings = memshard::testing::read_string_values(golden_values_dir());
   const std::string header("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
   EXPECT_EQ(deflate_bytes(strings.at("str20000"), DeflateFormat::kGzip, -1).substr(0, 10), header);
   EXPECT_EQ(deflate_bytes(strings.at("str20000"), DeflateFormat::kGzip, 9).substr(0, 10), header);

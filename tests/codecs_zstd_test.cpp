@@ -6,11 +6,8 @@
 // hold (a frame stating 10 GiB).
 #include <zstd.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,66 +15,19 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/zstd.hpp"
-
-namespace {
-
-/// The largest single allocation through operator new since the last reset.
-std::atomic<std::size_t> largest_allocation{0};
-
-void note_allocation(std::size_t size) noexcept {
-  std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
-  while (size > seen && !largest_allocation.compare_exchange_weak(seen, size)) {
-  }
-}
-
-}  // namespace
-
-// Replaced for the whole test program to measure allocations; not inlined,
-// so that the compiler does not pair a new-expression with the free() inside.
-[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
-  note_allocation(size);
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) {
-    return memory;
-  }
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete[](void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
-[[gnu::noinline]] void operator delete[](void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
+#include "support/allocation_meter.hpp"
+#include "support/codec_bytes.hpp"
 
 namespace {
 
 using memshard::CodecErrc;
 using memshard::detail::zstd_compress;
 using memshard::detail::zstd_decompress;
+using memshard::testing::largest_allocation;
+using memshard::testing::lines;
+using memshard::testing::noise;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20U;
-
-auto lines(std::size_t size) -> std::string {
-  std::string text;
-  for (int n = 1; text.size() < size; ++n) {
-    std::string number = std::to_string(n);
-    number.insert(0, 5 - number.size(), '0');
-    text += "line " + number + ": the quick brown fox jumps over the lazy dog\n";
-  }
-  text.resize(size);
-  return text;
-}
-
-auto noise(std::size_t size, std::uint64_t seed) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    out.push_back(static_cast<char>(seed >> 56U));
-  }
-  return out;
-}
 
 /// A frame written by the streaming API without the content size, with the
 /// given window (0: the level's) and checksum.

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memshard/codecs/value.hpp"
@@ -247,6 +248,50 @@ inline auto read_value_set(const std::filesystem::path& dir) -> std::vector<Name
   }
   return values;
 }
+
+/// read_value_item: the item of value `name` in case `case_id` of `file` (a
+/// *.values table), or nullopt.
+inline auto read_value_item(const std::filesystem::path& file, std::string_view case_id,
+                            std::string_view name) -> std::optional<ValueItem> {
+  for (const ValueCase& value_case : read_value_cases(file)) {
+    if (value_case.id == case_id) {
+      if (const ValueItem* item = value_case.item(name)) {
+        return *item;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// read_named_value: the value `name` of `dir`/values.txt, or nullopt.
+inline auto read_named_value(const std::filesystem::path& dir, std::string_view name)
+    -> std::optional<Value> {
+  for (NamedValue& named : read_value_set(dir)) {
+    if (named.name == name) {
+      return std::move(named.value);
+    }
+  }
+  return std::nullopt;
+}
+
+/// read_string_values: the strings of `dir`/values.txt by name.
+inline auto read_string_values(const std::filesystem::path& dir)
+    -> std::map<std::string, std::string> {
+  std::map<std::string, std::string> strings;
+  for (const NamedValue& named : read_value_set(dir)) {
+    if (named.value.is_string()) {
+      strings[named.name] = named.value.as_string();
+    }
+  }
+  return strings;
+}
+
+#ifdef MEMSHARD_GOLDEN_DIR
+/// golden_values_dir: tests/golden/values/, where the value tables are.
+inline auto golden_values_dir() -> std::filesystem::path {
+  return std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values";
+}
+#endif
 
 }  // namespace memshard::testing
 

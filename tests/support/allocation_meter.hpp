@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
+#define MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
+
+// support/allocation_meter.hpp: replaces the global operator new and delete of
+// a test program to measure what the code under test allocates: the largest
+// single allocation (what a false length in a stream makes a decoder claim),
+// and the bytes allocated while counting is on (the "without allocating"
+// checks). It defines the replacements: include it in exactly one translation
+// unit of a test program.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace memshard::testing {
+
+/// largest_allocation: the largest single allocation through operator new
+/// since it was last set to 0.
+inline std::atomic<std::size_t> largest_allocation{0};
+
+/// counting_allocations: while set, every allocation adds its size to
+/// allocated_bytes.
+inline std::atomic<bool> counting_allocations{false};
+inline std::atomic<std::size_t> allocated_bytes{0};
+
+/// note_allocation: records one allocation of `size` bytes.
+inline void note_allocation(std::size_t size) noexcept {
+  std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
+  while (size > seen && !largest_allocation.compare_exchange_weak(seen, size)) {
+  }
+  if (counting_allocations.load(std::memory_order_relaxed)) {
+    allocated_bytes.fetch_add(size, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace memshard::testing
+
+// Not inlined, so that the compiler does not pair a new-expression with the
+// free() inside (GCC's -Wmismatched-new-delete).
+[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
+  memshard::testing::note_allocation(size);
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) {
+    return memory;
+  }
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
+[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete[](void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory, std::size_t /*size*/) noexcept {
+  std::free(memory);
+}
+[[gnu::noinline]] void operator delete[](void* memory, std::size_t /*size*/) noexcept {
+  std::free(memory);
+}
+
+#endif  // MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
