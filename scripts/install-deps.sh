@@ -13,6 +13,9 @@ packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libg
 # nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
 packages+=(nftables iproute2)
 
+# php-cli and php-memcached: memshard-php-session's tests run against PHP's own session handler.
+packages+=(php-cli php-memcached)
+
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then

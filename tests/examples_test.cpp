@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // examples_test.cpp: runs the example programs as child processes against two real memcached
-// servers, and checks how they exit, what they print, and what they leave on the servers (asked
-// directly over the text protocol). memshard-cache-aside is tested only when it was built.
+// servers (three for memshard-php-session, which shares them with real php-cli), and checks how
+// they exit, what they print, and what they leave on the servers (asked directly over the text
+// protocol). memshard-cache-aside is tested only when it was built; memshard-php-session's tests
+// skip when php or php-memcached is missing.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -27,6 +30,8 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -38,6 +43,7 @@
 
 namespace {
 
+using memshard::testing::Fd;
 using memshard::testing::lines_of;
 using memshard::testing::MemcachedServer;
 using memshard::testing::run_program;
@@ -343,6 +349,313 @@ TEST_F(CacheAsideExample, RunsTheNumberOfQueriesAsked) {
   const RunResult result = run_program(kCacheAside, args);
   ASSERT_EQ(result.status, 0) << result;
   EXPECT_EQ(parse_summary(result.out)["queries"], 50U) << result;
+}
+
+// ---- memshard-php-session ---------------------------------------------------------------------
+
+constexpr const char* kPhpSession = MEMSHARD_PHP_SESSION_PATH;
+constexpr const char* kPhp = MEMSHARD_PHP_BINARY;
+constexpr const char* kPhpScripts = MEMSHARD_PHP_SCRIPTS;
+
+/// kSessionPrefix: php-memcached's memcached.sess_prefix, as Debian leaves it.
+constexpr std::string_view kSessionPrefix = "memc.sess.key.";
+/// kPollLimit: how long a test waits for another process to reach a state.
+constexpr std::chrono::seconds kPollLimit{20};
+
+/// poll_until: whether `done()` became true within kPollLimit (checked every 10 ms).
+template <class Done>
+auto poll_until(Done done) -> bool {
+  const auto deadline = std::chrono::steady_clock::now() + kPollLimit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  return true;
+}
+
+/// PhpFleet: three servers (placement over more than two servers is what the tests check),
+/// php-cli with php-memcached and Debian's ini, and memshard-php-session. Skips when php or its
+/// memcached extension is missing (tests/run.sh installs both: scripts/install-deps.sh).
+class PhpFleet : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kServers = 3;
+
+  static void SetUpTestSuite() {
+    servers_ = std::make_unique<ServerSet>(kServers);
+    if (::access(kPhp, X_OK) != 0) {
+      missing_ = "php-cli is not installed (Debian: php-cli php-memcached)";
+    } else if (run_program(kPhp, {"-r", "exit(extension_loaded('memcached') ? 0 : 1);"}).status !=
+               0) {
+      missing_ = "php's memcached extension is not installed (Debian: php-memcached)";
+    }
+  }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override {
+    if (!missing_.empty()) {
+      GTEST_SKIP() << missing_;
+    }
+    ASSERT_TRUE(servers_->reset());
+  }
+
+  /// save_path: the server list as PHP's session.save_path and memshard's --servers take it.
+  static auto save_path() -> std::string {
+    std::string path;
+    for (const MemcachedServer& server : *servers_) {
+      path.append(path.empty() ? "" : ",").append(server.spec());
+    }
+    return path;
+  }
+  static auto servers() -> std::vector<memshard::Server> { return servers_->list(); }
+  static auto script(std::string_view name) -> std::string {
+    return std::string(kPhpScripts) + "/" + std::string(name);
+  }
+  /// php_args: php-cli with the memcached session handler over the servers, running `name`.
+  static auto php_args(std::string_view name, std::vector<std::string> args)
+      -> std::vector<std::string> {
+    std::vector<std::string> all = {"-d", "session.save_handler=memcached", "-d",
+                                    "session.save_path=" + save_path(), script(name)};
+    all.insert(all.end(), args.begin(), args.end());
+    return all;
+  }
+  static auto php(std::string_view name, std::vector<std::string> args) -> RunResult {
+    return run_program(kPhp, php_args(name, std::move(args)));
+  }
+  static auto example(std::vector<std::string> args) -> RunResult {
+    args.insert(args.begin(), {"--servers", save_path()});
+    return run_program(kPhpSession, args);
+  }
+  /// holders: the servers holding `key` (asked directly: the full key, prefix included).
+  static auto holders(const std::string& key) -> std::vector<std::size_t> {
+    std::vector<std::size_t> found;
+    for (std::size_t i = 0; i < kServers; ++i) {
+      if ((*servers_)[i].command("get " + key) != "END\r\n") {
+        found.push_back(i);
+      }
+    }
+    return found;
+  }
+  static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
+  /// item: server `i`'s reply to `get key`.
+  static auto item(std::size_t i, const std::string& key) -> std::string {
+    return (*servers_)[i].command("get " + key);
+  }
+  /// session_owner: where php-memcached's session handler places `id` (Debian: consistent
+  /// hashing, libmemcached's ketama ring over one_at_a_time, the prefix left out).
+  static auto session_owner(std::string_view id) -> std::size_t {
+    return memshard::profiles::php_memcached_consistent(servers()).locate(id);
+  }
+
+ private:
+  static inline std::unique_ptr<ServerSet> servers_;
+  static inline std::string missing_;
+};
+
+/// PhpRequest: a PHP request running in the background (session_hold.php): it holds the
+/// session's lock until release() (or its destruction, which also kills it).
+class PhpRequest {
+ public:
+  explicit PhpRequest(std::vector<std::string> args) : input_(make_pipe()) {
+    const Fd read_end(input_[0]);
+    child_.emplace(kPhp, std::move(args), read_end.get(), out_.get(), err_.get());
+  }
+  PhpRequest(const PhpRequest&) = delete;
+  auto operator=(const PhpRequest&) -> PhpRequest& = delete;
+  PhpRequest(PhpRequest&&) = delete;
+  auto operator=(PhpRequest&&) -> PhpRequest& = delete;
+  ~PhpRequest() {
+    write_end_.reset();
+    if (child_) {
+      child_->kill();
+    }
+  }
+
+  /// release: lets the request finish (it closes its session), and waits for it.
+  auto release() -> std::optional<int> {
+    write_end_.reset();
+    return child_->wait_for(std::chrono::duration_cast<std::chrono::milliseconds>(kPollLimit));
+  }
+  [[nodiscard]] auto output() const -> std::string { return out_.contents() + err_.contents(); }
+
+ private:
+  static auto make_pipe() -> std::array<int, 2> {
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+      throw std::system_error(errno, std::generic_category(), "pipe2");
+    }
+    return fds;
+  }
+
+  std::array<int, 2> input_;
+  std::optional<Fd> write_end_{std::in_place, input_[1]};
+  Fd out_{::memfd_create("php-out", MFD_CLOEXEC)};
+  Fd err_{::memfd_create("php-err", MFD_CLOEXEC)};
+  std::optional<memshard::testing::ChildProcess> child_;
+};
+
+using PhpSessionExample = PhpFleet;
+
+TEST_F(PhpSessionExample, ReadsTheLoginStateAPhpRequestStored) {
+  const RunResult stored = php("session_login.php", {"u7q2", "42", "Ada", "admin", "editor"});
+  ASSERT_EQ(stored.status, 0) << stored;
+
+  // PHP stored the session where the consistent profile places the bare id, with flags 0.
+  const std::string key = std::string(kSessionPrefix) + "u7q2";
+  ASSERT_EQ(holders(key), std::vector<std::size_t>{session_owner("u7q2")});
+  const std::string data =
+      "user_id|i:42;name|s:3:\"Ada\";roles|a:2:{i:0;s:5:\"admin\";i:1;s:6:\"editor\";}"
+      "cart|a:2:{i:3;i:2;i:17;i:1;}";
+  EXPECT_EQ(item(session_owner("u7q2"), key),
+            "VALUE " + key + " 0 " + std::to_string(data.size()) + "\r\n" + data + "\r\nEND\r\n");
+
+  const RunResult shown = example({"show", "u7q2"});
+  ASSERT_EQ(shown.status, 0) << shown;
+  EXPECT_EQ(shown.out,
+            "user_id: 42\nname: \"Ada\"\nroles: [\"admin\", \"editor\"]\ncart: {3: 2, 17: 1}\n");
+  EXPECT_EQ(shown.err, "") << shown;
+  EXPECT_TRUE(holders(std::string(kSessionPrefix) + "lock.u7q2").empty()) << "lock left behind";
+}
+
+TEST_F(PhpSessionExample, PhpSeesTheLoginTheExampleWrote) {
+  ASSERT_EQ(php("session_login.php", {"s3k9", "42", "Ada", "admin"}).status, 0);
+  const RunResult login = example({"login", "s3k9", "7", "Grace", "ops", "audit"});
+  ASSERT_EQ(login.status, 0) << login;
+  EXPECT_TRUE(
+      login.out.starts_with("user_id: 7\nname: \"Grace\"\nroles: [\"ops\", \"audit\"]\n"
+                            "cart: {3: 2, 17: 1}\nlogged_in_by: \"memshard-php-session\"\n"
+                            "login_time: "))
+      << login;
+
+  const RunResult seen = php("session_show.php", {"s3k9"});
+  ASSERT_EQ(seen.status, 0) << seen;
+  EXPECT_TRUE(
+      seen.out.starts_with("{\"user_id\":7,\"name\":\"Grace\",\"roles\":[\"ops\",\"audit\"],"
+                           "\"cart\":{\"3\":2,\"17\":1},\"logged_in_by\":"
+                           "\"memshard-php-session\",\"login_time\":"))
+      << seen;
+  EXPECT_EQ(seen.err, "") << seen;
+  const std::string key = std::string(kSessionPrefix) + "s3k9";
+  EXPECT_EQ(holders(key), std::vector<std::size_t>{session_owner("s3k9")});
+}
+
+TEST_F(PhpSessionExample, ASessionTheExampleCreatesIsOnePhpReads) {
+  // Ids PHP would make (26 characters of [0-9a-v]), so that they spread over the servers.
+  for (const char* id : {"9kq1cvmd1l0r3h4n4s2p6f3e7t", "ab0ucd2u5jhnq1fq9be6t3ih1m",
+                         "v31gk7oq8r2a0s6h1d4j5l9m0c", "0hd1s8n3j6p4u2c7m5o9q1r3t5"}) {
+    const RunResult login = example({"login", id, "5", "Linus"});
+    ASSERT_EQ(login.status, 0) << login;
+    EXPECT_EQ(holders(std::string(kSessionPrefix) + id),
+              std::vector<std::size_t>{session_owner(id)})
+        << id;
+    const RunResult seen = php("session_show.php", {id});
+    ASSERT_EQ(seen.status, 0) << seen;
+    EXPECT_TRUE(
+        seen.out.starts_with("{\"user_id\":5,\"name\":\"Linus\",\"roles\":[],"
+                             "\"logged_in_by\":\"memshard-php-session\",\"login_time\":"))
+        << seen;
+  }
+}
+
+TEST_F(PhpSessionExample, WaitsForTheLockOfARunningPhpRequestWithinItsBound) {
+  const std::string lock = std::string(kSessionPrefix) + "lock.w4it";
+  ASSERT_EQ(php("session_login.php", {"w4it", "42", "Ada"}).status, 0);
+  PhpRequest request(php_args("session_hold.php", {"w4it"}));
+  ASSERT_TRUE(poll_until([&] { return !holders(lock).empty(); })) << request.output();
+
+  // The lock as PHP took it: "1", flags 0, placed by "lock.<id>" without the prefix.
+  const std::size_t lock_owner =
+      memshard::profiles::php_memcached_consistent(servers()).locate("lock.w4it");
+  EXPECT_EQ(holders(lock), std::vector<std::size_t>{lock_owner});
+  EXPECT_EQ(item(lock_owner, lock), "VALUE " + lock + " 0 1\r\n1\r\nEND\r\n");
+
+  // PHP's bound: 1 + 5 attempts; then the example gives up and leaves PHP's lock alone.
+  const RunResult refused = example({"show", "w4it"});
+  EXPECT_EQ(refused.status, 3) << refused;
+  EXPECT_EQ(refused.out, "") << refused;
+  EXPECT_NE(refused.err.find("locked by another request (6 attempts)"), std::string::npos)
+      << refused;
+  EXPECT_EQ(holders(lock), std::vector<std::size_t>{lock_owner}) << "PHP's lock was taken away";
+
+  // With a longer bound it waits, and reads what the request wrote once the lock is released.
+  const Fd out(::memfd_create("out", MFD_CLOEXEC));
+  const Fd err(::memfd_create("err", MFD_CLOEXEC));
+  memshard::testing::ChildProcess waiting(
+      kPhpSession, {"--servers", save_path(), "--lock-retries", "1000", "show", "w4it"}, -1,
+      out.get(), err.get());
+  ASSERT_TRUE(poll_until([&] {
+    return err.contents().find("is locked, waiting") != std::string::npos;
+  })) << err.contents();
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds{0}), std::nullopt) << "it did not wait";
+  EXPECT_EQ(request.release(), 0) << request.output();
+  EXPECT_EQ(waiting.wait_for(std::chrono::duration_cast<std::chrono::milliseconds>(kPollLimit)), 0)
+      << out.contents() << err.contents();
+  EXPECT_EQ(out.contents(),
+            "user_id: 42\nname: \"Ada\"\nroles: []\ncart: {3: 2, 17: 1}\n"
+            "held_by: \"php\"\n");
+  EXPECT_TRUE(holders(lock).empty()) << "lock left behind";
+}
+
+TEST_F(PhpSessionExample, ALockMadeAsTheExampleMakesItHoldsPhpOffWithinPhpsBound) {
+  // A lock item made as the example makes it blocks PHP like PHP's own; PHP gives up after its
+  // retries, and gets in once the lock is gone.
+  ASSERT_EQ(php("session_login.php", {"p9x", "1", "Bob"}).status, 0);
+  const std::size_t lock_owner =
+      memshard::profiles::php_memcached_consistent(servers()).locate("lock.p9x");
+  const std::string lock = std::string(kSessionPrefix) + "lock.p9x";
+  ASSERT_EQ(server(lock_owner).command("add " + lock + " 0 30 1\r\n1\r\n"), "STORED\r\n");
+  const RunResult blocked = php("session_show.php", {"p9x"});
+  EXPECT_EQ(blocked.status, 1) << blocked;
+  EXPECT_NE(blocked.err.find("Unable to clear session lock record"), std::string::npos) << blocked;
+  ASSERT_EQ(server(lock_owner).command("delete " + lock + "\r\n"), "DELETED\r\n");
+  const RunResult seen = php("session_show.php", {"p9x"});
+  EXPECT_EQ(seen.status, 0) << seen;
+}
+
+TEST_F(PhpSessionExample, ReportsAMissingSessionAndBadArguments) {
+  const RunResult missing = example({"show", "nosuchsession"});
+  EXPECT_EQ(missing.status, 1) << missing;
+  EXPECT_NE(missing.err.find("no session nosuchsession"), std::string::npos) << missing;
+  EXPECT_TRUE(holders(std::string(kSessionPrefix) + "lock.nosuchsession").empty());
+
+  const RunResult no_servers = run_program(kPhpSession, {"show", "x"});
+  EXPECT_EQ(no_servers.status, 2) << no_servers;
+  EXPECT_NE(no_servers.err.find("usage: "), std::string::npos) << no_servers;
+  const RunResult bad_command = example({"frobnicate"});
+  EXPECT_EQ(bad_command.status, 2) << bad_command;
+  const RunResult bad_user = example({"login", "x", "seven", "Ada"});
+  EXPECT_EQ(bad_user.status, 2) << bad_user;
+}
+
+TEST_F(PhpSessionExample, ReadsTheRowsAPhpPageCachedUnderTheMd5OfItsQuery) {
+  const auto ring = memshard::profiles::php_memcached(servers());  // new Memcached()
+  // 3 rows are stored as they are (flags 4: serialize()); 60 are over 2,000 bytes and
+  // FastLZ-compressed (flags 0x54).
+  for (const auto& [count, flags] : {std::pair{3, 4U}, std::pair{60, 0x54U}}) {
+    const std::string sql =
+        "SELECT id, name, price, in_stock FROM products LIMIT " + std::to_string(count);
+    const RunResult cached =
+        run_program(kPhp, {script("cache_rows.php"), save_path(), sql, std::to_string(count)});
+    ASSERT_EQ(cached.status, 0) << cached;
+    std::string key;
+    memshard::detail::append_hex(key, memshard::Md5::digest(sql));
+    EXPECT_EQ(cached.out, key + "\n");
+    ASSERT_EQ(holders(key), std::vector<std::size_t>{ring.locate(key)}) << sql;
+    EXPECT_TRUE(item(ring.locate(key), key)
+                    .starts_with("VALUE " + key + " " + std::to_string(flags) + " "));
+
+    const RunResult rows = example({"rows", sql});
+    ASSERT_EQ(rows.status, 0) << rows;
+    const std::vector<std::string> lines = lines_of(rows.out);
+    ASSERT_EQ(lines.size(), static_cast<std::size_t>(count) + 1) << rows;
+    EXPECT_EQ(lines[0], std::to_string(count) + " rows");
+    EXPECT_EQ(lines[1], "{\"id\": 1, \"name\": \"product 1\", \"price\": 1.5, \"in_stock\": true}");
+    EXPECT_EQ(lines[2],
+              "{\"id\": 2, \"name\": \"product 2\", \"price\": 2.5, \"in_stock\": false}");
+  }
+  const RunResult missing = example({"rows", "SELECT 1"});
+  EXPECT_EQ(missing.status, 1) << missing;
+  EXPECT_NE(missing.err.find("no rows cached under"), std::string::npos) << missing;
 }
 
 }  // namespace
