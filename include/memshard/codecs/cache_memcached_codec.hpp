@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,25 @@ namespace detail {
 
 /// perl_gzip_level: Compress::Zlib::memGzip's deflate level.
 inline constexpr int kPerlGzipLevel = 9;
+
+// read_perl_item: what both Perl clients do first with an item: flag 0x2
+// gunzips it (into `inflated`, `bytes` then viewing it), flag 0x1 thaws it as
+// Storable; nullopt when it is a scalar's text, left in `bytes`.
+[[nodiscard]] inline auto read_perl_item(std::string_view codec, std::string_view& bytes,
+                                         std::uint32_t flags, const DecodeLimits& limits,
+                                         std::string& inflated)
+    -> std::optional<CodecResult<Value>> {
+  if ((flags & 0x2U) != 0) {
+    if (auto error =
+            inflate_payload(codec, bytes, DeflateFormat::kGzip, limits.max_size, inflated)) {
+      return CodecResult<Value>(*std::move(error));
+    }
+  }
+  if ((flags & 0x1U) != 0) {
+    return storable_thaw(bytes, limits);
+  }
+  return std::nullopt;
+}
 
 }  // namespace detail
 
@@ -101,13 +121,12 @@ class CacheMemcachedCodec {
       out.flags = kStorable;
     }
     if (options_.compress_threshold != 0 && out.bytes.size() >= options_.compress_threshold) {
-      std::string gzipped =
-          detail::deflate_bytes(out.bytes, detail::DeflateFormat::kGzip, detail::kPerlGzipLevel);
-      if (static_cast<double>(gzipped.size()) <
-          static_cast<double>(out.bytes.size()) * (1.0 - options_.compress_savings)) {
-        out.bytes = std::move(gzipped);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(out, detail::DeflateFormat::kGzip, detail::kPerlGzipLevel,
+                              kCompressed, [this](std::size_t gzipped, std::size_t payload) {
+                                return static_cast<double>(gzipped) <
+                                       static_cast<double>(payload) *
+                                           (1.0 - options_.compress_savings);
+                              });
     }
     return out;
   }
@@ -116,15 +135,9 @@ class CacheMemcachedCodec {
   [[nodiscard]] auto decode(std::string_view bytes, std::uint32_t flags) const
       -> CodecResult<Value> {
     std::string inflated;
-    if ((flags & kCompressed) != 0) {
-      if (auto error =
-              detail::inflate_payload("cache-memcached", bytes, detail::DeflateFormat::kGzip,
-                                      options_.limits.max_size, inflated)) {
-        return *error;
-      }
-    }
-    if ((flags & kStorable) != 0) {
-      return storable_thaw(bytes, options_.limits);
+    if (auto item =
+            detail::read_perl_item("cache-memcached", bytes, flags, options_.limits, inflated)) {
+      return *std::move(item);
     }
     return Value(std::string(bytes));
   }

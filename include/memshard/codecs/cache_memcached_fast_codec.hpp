@@ -85,13 +85,11 @@ class CacheMemcachedFastCodec {
       out.flags = kStorable;
     }
     if (options_.compress_threshold != 0 && out.bytes.size() >= options_.compress_threshold) {
-      std::string gzipped =
-          detail::deflate_bytes(out.bytes, detail::DeflateFormat::kGzip, detail::kPerlGzipLevel);
-      if (static_cast<double>(gzipped.size()) <=
-          static_cast<double>(out.bytes.size()) * options_.compress_ratio) {
-        out.bytes = std::move(gzipped);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(out, detail::DeflateFormat::kGzip, detail::kPerlGzipLevel,
+                              kCompressed, [this](std::size_t gzipped, std::size_t payload) {
+                                return static_cast<double>(gzipped) <=
+                                       static_cast<double>(payload) * options_.compress_ratio;
+                              });
     }
     return out;
   }
@@ -100,15 +98,9 @@ class CacheMemcachedFastCodec {
   [[nodiscard]] auto decode(std::string_view bytes, std::uint32_t flags) const
       -> CodecResult<Value> {
     std::string inflated;
-    if ((flags & kCompressed) != 0) {
-      if (auto error =
-              detail::inflate_payload("cache-memcached-fast", bytes, detail::DeflateFormat::kGzip,
-                                      options_.limits.max_size, inflated)) {
-        return *error;
-      }
-    }
-    if ((flags & kStorable) != 0) {
-      return storable_thaw(bytes, options_.limits);
+    if (auto item = detail::read_perl_item("cache-memcached-fast", bytes, flags, options_.limits,
+                                           inflated)) {
+      return *std::move(item);
     }
     if (options_.utf8 && (flags & kUtf8) != 0 && !detail::is_utf8(bytes)) {
       return CodecResult<Value>(CodecErrc::kCorrupt,

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 #include "memshard/codecs/any_codec.hpp"
@@ -164,6 +165,143 @@ class CodecSettingReader {
   CodecSettings taken_;
 };
 
+// read_codec_settings: the settings of one codec, read into its options (all
+// but max_size and max_depth, which make_codec_of reads for every codec).
+inline void read_codec_settings(CodecSettingReader& read, PhpMemcachedOptions& options) {
+  read.choice("serializer", options.serializer,
+              std::array<std::pair<std::string_view, PhpSerializer>, 4>{
+                  {{"php", PhpSerializer::kPhp},
+                   {"igbinary", PhpSerializer::kIgbinary},
+                   {"json", PhpSerializer::kJson},
+                   {"msgpack", PhpSerializer::kMsgpack}}});
+  read.choice("compression", options.compression,
+              std::array<std::pair<std::string_view, PhpCompression>, 4>{
+                  {{"fastlz", PhpCompression::kFastlz},
+                   {"zlib", PhpCompression::kZlib},
+                   {"zstd", PhpCompression::kZstd},
+                   {"none", PhpCompression::kNone}}});
+  read.size("compression_threshold", options.compression_threshold);
+  read.number("compression_factor", options.compression_factor);
+  read.number("user_flags", options.user_flags);
+  read.number("zlib_level", options.zlib_level);
+  read.number("zstd_level", options.zstd_level);
+}
+inline void read_codec_settings(CodecSettingReader& read, PhpMemcacheOptions& options) {
+  read.size("compress_threshold", options.compress_threshold);
+  read.number("min_savings", options.min_savings);
+  read.number("user_flags", options.user_flags);
+  if (const std::string* set_flags = read.text("set_flags")) {
+    if (*set_flags != "0" && *set_flags != "2") {
+      read.fail("set_flags", *set_flags, "0 or 2 (MEMCACHE_COMPRESSED)");
+    }
+    options.always_compress = *set_flags == "2";
+  }
+}
+inline void read_codec_settings(CodecSettingReader& read, SpymemcachedOptions& options) {
+  if (const std::string* transcoder = read.text("transcoder");
+      transcoder != nullptr && *transcoder != "SerializingTranscoder") {
+    read.fail("transcoder", *transcoder, "SerializingTranscoder");
+  }
+  read.size("compression_threshold", options.compression_threshold);
+  read.choice("java_int", options.integers,
+              std::array<std::pair<std::string_view, SpymemcachedIntegers>, 2>{
+                  {{"Integer", SpymemcachedIntegers::kIntegerWhenItFits},
+                   {"Long", SpymemcachedIntegers::kLong}}});
+  read.number("gzip_level", options.gzip_level);
+}
+inline void read_codec_settings(CodecSettingReader& read, PythonMemcacheOptions& options) {
+  read.number("pickle_protocol", options.pickle_protocol);
+  read.size("min_compress_len", options.min_compress_len);
+}
+inline void read_codec_settings(CodecSettingReader& read, PymemcacheOptions& options) {
+  read.choice("serde", options.serde,
+              std::array<std::pair<std::string_view, PymemcacheSerde>, 2>{
+                  {{"none", PymemcacheSerde::kNone}, {"pickle_serde", PymemcacheSerde::kPickle}}});
+  read.number("pickle_protocol", options.pickle_protocol);
+}
+inline void read_codec_settings(CodecSettingReader& read, PylibmcOptions& options) {
+  read.number("pickle_protocol", options.pickle_protocol);
+  read.size("min_compress_len", options.min_compress_len);
+}
+inline void read_codec_settings(CodecSettingReader& read, DalliOptions& options) {
+  bool serializer_none = false;
+  if (const std::string* serializer = read.text("serializer")) {
+    if (*serializer == "Marshal") {
+      options.serializer = DalliSerializer::kMarshal;
+    } else if (*serializer == "JSON") {
+      options.serializer = DalliSerializer::kJson;
+    } else if (*serializer == "none") {
+      serializer_none = true;  // what raw: true means
+    } else {
+      read.fail("serializer", *serializer, "one of Marshal, JSON, none");
+    }
+  }
+  read.flag("raw", options.raw);
+  options.raw = options.raw || serializer_none;
+  read.flag("compress", options.compress);
+  read.choice("compressor", options.compressor,
+              std::array<std::pair<std::string_view, DalliCompressor>, 2>{
+                  {{"zlib", DalliCompressor::kZlib}, {"gzip", DalliCompressor::kGzip}}});
+  read.size("compression_min_size", options.compression_min_size);
+}
+inline void read_codec_settings(CodecSettingReader& read, CacheMemcachedOptions& options) {
+  read.size("compress_threshold", options.compress_threshold);
+  read.number("compress_savings", options.compress_savings);
+}
+inline void read_codec_settings(CodecSettingReader& read, CacheMemcachedFastOptions& options) {
+  read.flag("utf8", options.utf8);
+  read.size("compress_threshold", options.compress_threshold);
+  read.number("compress_ratio", options.compress_ratio);
+}
+inline void read_codec_settings(CodecSettingReader& read, PlainOptions& options) {
+  read.number("flags", options.flags);
+}
+
+// make_codec_of: a `Codec` with the settings `read` holds for it, then
+// max_size and max_depth.
+template <class Codec>
+[[nodiscard]] auto make_codec_of(CodecSettingReader& read) -> AnyCodec {
+  std::remove_cvref_t<decltype(std::declval<const Codec&>().options())> options;
+  read_codec_settings(read, options);
+  if constexpr (requires { options.limits; }) {
+    read.limits(options.limits);
+  } else {
+    DecodeLimits unused;  // a codec without limits (plain) decodes nothing they apply to
+    read.limits(unused);
+  }
+  return Codec(std::move(options));
+}
+
+// CodecMaker: make_codec_of for the codec of one name.
+struct CodecMaker {
+  std::string_view name;
+  AnyCodec (*make)(CodecSettingReader&);
+};
+
+// kCodecMakers: a maker for each name of codec_names(), in its order.
+inline constexpr std::array<CodecMaker, codec_names().size()> kCodecMakers{{
+    {"php-memcached", &make_codec_of<PhpMemcachedCodec>},
+    {"php-memcache", &make_codec_of<PhpMemcacheCodec>},
+    {"spymemcached", &make_codec_of<SpymemcachedCodec>},
+    {"python-memcache", &make_codec_of<PythonMemcacheCodec>},
+    {"pymemcache", &make_codec_of<PymemcacheCodec>},
+    {"pylibmc", &make_codec_of<PylibmcCodec>},
+    {"dalli", &make_codec_of<DalliCodec>},
+    {"cache-memcached", &make_codec_of<CacheMemcachedCodec>},
+    {"cache-memcached-fast", &make_codec_of<CacheMemcachedFastCodec>},
+    {"plain", &make_codec_of<PlainCodec>},
+}};
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kCodecMakers.size(); ++i) {
+        if (kCodecMakers[i].name != codec_names()[i] || kCodecMakers[i].make == nullptr) {
+          return false;
+        }
+      }
+      return true;
+    }(),
+    "kCodecMakers: one maker for each name of codec_names(), in the same order");
+
 }  // namespace detail
 
 /// make_codec: the codec named `name` with `settings` (see the file comment);
@@ -174,137 +312,18 @@ class CodecSettingReader {
 [[nodiscard]] inline auto make_codec(std::string_view name, CodecSettings settings = {})
     -> AnyCodec {
   detail::CodecSettingReader read(name, std::move(settings));
-  auto made = [&]() -> AnyCodec {
-    if (name == "php-memcached") {
-      PhpMemcachedOptions options;
-      read.choice("serializer", options.serializer,
-                  std::array<std::pair<std::string_view, PhpSerializer>, 4>{
-                      {{"php", PhpSerializer::kPhp},
-                       {"igbinary", PhpSerializer::kIgbinary},
-                       {"json", PhpSerializer::kJson},
-                       {"msgpack", PhpSerializer::kMsgpack}}});
-      read.choice("compression", options.compression,
-                  std::array<std::pair<std::string_view, PhpCompression>, 4>{
-                      {{"fastlz", PhpCompression::kFastlz},
-                       {"zlib", PhpCompression::kZlib},
-                       {"zstd", PhpCompression::kZstd},
-                       {"none", PhpCompression::kNone}}});
-      read.size("compression_threshold", options.compression_threshold);
-      read.number("compression_factor", options.compression_factor);
-      read.number("user_flags", options.user_flags);
-      read.number("zlib_level", options.zlib_level);
-      read.number("zstd_level", options.zstd_level);
-      read.limits(options.limits);
-      return PhpMemcachedCodec(std::move(options));
+  for (const detail::CodecMaker& maker : detail::kCodecMakers) {
+    if (name == maker.name) {
+      AnyCodec codec = maker.make(read);
+      read.finish();
+      return codec;
     }
-    if (name == "php-memcache") {
-      PhpMemcacheOptions options;
-      read.size("compress_threshold", options.compress_threshold);
-      read.number("min_savings", options.min_savings);
-      read.number("user_flags", options.user_flags);
-      if (const std::string* set_flags = read.text("set_flags")) {
-        if (*set_flags != "0" && *set_flags != "2") {
-          read.fail("set_flags", *set_flags, "0 or 2 (MEMCACHE_COMPRESSED)");
-        }
-        options.always_compress = *set_flags == "2";
-      }
-      read.limits(options.limits);
-      return PhpMemcacheCodec(std::move(options));
-    }
-    if (name == "spymemcached") {
-      SpymemcachedOptions options;
-      if (const std::string* transcoder = read.text("transcoder");
-          transcoder != nullptr && *transcoder != "SerializingTranscoder") {
-        read.fail("transcoder", *transcoder, "SerializingTranscoder");
-      }
-      read.size("compression_threshold", options.compression_threshold);
-      read.choice("java_int", options.integers,
-                  std::array<std::pair<std::string_view, SpymemcachedIntegers>, 2>{
-                      {{"Integer", SpymemcachedIntegers::kIntegerWhenItFits},
-                       {"Long", SpymemcachedIntegers::kLong}}});
-      read.number("gzip_level", options.gzip_level);
-      read.limits(options.limits);
-      return SpymemcachedCodec(std::move(options));
-    }
-    if (name == "python-memcache") {
-      PythonMemcacheOptions options;
-      read.number("pickle_protocol", options.pickle_protocol);
-      read.size("min_compress_len", options.min_compress_len);
-      read.limits(options.limits);
-      return PythonMemcacheCodec(std::move(options));
-    }
-    if (name == "pymemcache") {
-      PymemcacheOptions options;
-      read.choice(
-          "serde", options.serde,
-          std::array<std::pair<std::string_view, PymemcacheSerde>, 2>{
-              {{"none", PymemcacheSerde::kNone}, {"pickle_serde", PymemcacheSerde::kPickle}}});
-      read.number("pickle_protocol", options.pickle_protocol);
-      read.limits(options.limits);
-      return PymemcacheCodec(std::move(options));
-    }
-    if (name == "pylibmc") {
-      PylibmcOptions options;
-      read.number("pickle_protocol", options.pickle_protocol);
-      read.size("min_compress_len", options.min_compress_len);
-      read.limits(options.limits);
-      return PylibmcCodec(std::move(options));
-    }
-    if (name == "dalli") {
-      DalliOptions options;
-      bool serializer_none = false;
-      if (const std::string* serializer = read.text("serializer")) {
-        if (*serializer == "Marshal") {
-          options.serializer = DalliSerializer::kMarshal;
-        } else if (*serializer == "JSON") {
-          options.serializer = DalliSerializer::kJson;
-        } else if (*serializer == "none") {
-          serializer_none = true;  // what raw: true means
-        } else {
-          read.fail("serializer", *serializer, "one of Marshal, JSON, none");
-        }
-      }
-      read.flag("raw", options.raw);
-      options.raw = options.raw || serializer_none;
-      read.flag("compress", options.compress);
-      read.choice("compressor", options.compressor,
-                  std::array<std::pair<std::string_view, DalliCompressor>, 2>{
-                      {{"zlib", DalliCompressor::kZlib}, {"gzip", DalliCompressor::kGzip}}});
-      read.size("compression_min_size", options.compression_min_size);
-      read.limits(options.limits);
-      return DalliCodec(std::move(options));
-    }
-    if (name == "cache-memcached") {
-      CacheMemcachedOptions options;
-      read.size("compress_threshold", options.compress_threshold);
-      read.number("compress_savings", options.compress_savings);
-      read.limits(options.limits);
-      return CacheMemcachedCodec(std::move(options));
-    }
-    if (name == "cache-memcached-fast") {
-      CacheMemcachedFastOptions options;
-      read.flag("utf8", options.utf8);
-      read.size("compress_threshold", options.compress_threshold);
-      read.number("compress_ratio", options.compress_ratio);
-      read.limits(options.limits);
-      return CacheMemcachedFastCodec(std::move(options));
-    }
-    if (name == "plain") {
-      PlainOptions options;
-      read.number("flags", options.flags);
-      DecodeLimits unused;  // plain decodes nothing, so no limit applies
-      read.limits(unused);
-      return PlainCodec(options);
-    }
-    std::string known;
-    for (const std::string_view each : codec_names()) {
-      known.append(known.empty() ? "" : ", ").append(each);
-    }
-    detail::throw_config_error("unknown codec (known: " + known + ")", name);
-  };
-  AnyCodec codec = made();
-  read.finish();
-  return codec;
+  }
+  std::string known;
+  for (const std::string_view each : codec_names()) {
+    known.append(known.empty() ? "" : ", ").append(each);
+  }
+  detail::throw_config_error("unknown codec (known: " + known + ")", name);
 }
 
 /// make_codec_from_spec: make_codec from one string, "name" or

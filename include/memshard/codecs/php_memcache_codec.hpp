@@ -28,6 +28,7 @@
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/integer_item.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/php_serialize.hpp"
@@ -112,11 +113,9 @@ class PhpMemcacheCodec {
       // a stream that does not fit is not kept.
       const auto room = static_cast<std::size_t>(static_cast<double>(out.bytes.size()) *
                                                  (1.0 - options_.min_savings));
-      std::string stream = detail::deflate_bytes(out.bytes, detail::DeflateFormat::kZlib, -1);
-      if (stream.size() <= room) {
-        out.bytes = std::move(stream);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(
+          out, detail::DeflateFormat::kZlib, -1, kCompressed,
+          [room](std::size_t stream, std::size_t /*payload*/) { return stream <= room; });
     }
     out.flags |= std::uint32_t{options_.user_flags} << kUserFlagsShift;
     return out;
@@ -137,13 +136,8 @@ class PhpMemcacheCodec {
     }
     switch (flags & kTypeMask) {
       case kLong:
-        if (const auto number = detail::parse_integer_text(bytes)) {
-          return Value(*number);
-        }
-        if (detail::is_big_integer_text(bytes)) {
-          return CodecResult<Value>(CodecErrc::kTooLarge,
-                                    "php-memcache: an integer (0x300) out of range of 64 bits: " +
-                                        detail::quote_bytes(bytes));
+        if (auto number = detail::integer_item(bytes, "php-memcache: an integer (0x300)")) {
+          return *std::move(number);
         }
         return corrupt("an integer (0x300) whose text is not a number", bytes);
       case kDouble:

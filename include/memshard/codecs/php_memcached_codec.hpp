@@ -32,6 +32,7 @@
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/fastlz.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/integer_item.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/detail/zstd.hpp"
@@ -167,17 +168,11 @@ class PhpMemcachedCodec {
     switch (type) {
       case kTypeString:
         return Value(std::string(bytes));
-      case kTypeLong: {
-        const auto number = detail::parse_integer_text(bytes);
-        if (!number) {
-          return detail::is_big_integer_text(bytes)
-                     ? fail(CodecErrc::kTooLarge, "an integer (type 1) out of range of 64 bits",
-                            bytes)
-                     : fail(CodecErrc::kCorrupt, "an integer (type 1) whose text is not a number",
-                            bytes);
+      case kTypeLong:
+        if (auto number = detail::integer_item(bytes, "php-memcached: an integer (type 1)")) {
+          return *std::move(number);
         }
-        return Value(*number);
-      }
+        return fail(CodecErrc::kCorrupt, "an integer (type 1) whose text is not a number", bytes);
       case kTypeDouble: {
         const auto number = detail::parse_float_text(bytes);
         if (!number) {

@@ -21,7 +21,7 @@
 
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
-#include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/integer_item.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
@@ -93,11 +93,7 @@ class PylibmcCodec {
       }
     }
     if (options_.min_compress_len != 0 && out.bytes.size() >= options_.min_compress_len) {
-      std::string stream = detail::deflate_bytes(out.bytes, detail::DeflateFormat::kZlib, -1);
-      if (stream.size() < out.bytes.size()) {
-        out.bytes = std::move(stream);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(out, detail::DeflateFormat::kZlib, -1, kCompressed);
     }
     return out;
   }
@@ -124,13 +120,8 @@ class PylibmcCodec {
         return Value(std::string(bytes));
       case kInteger:
       case kLong:
-        if (const auto number = detail::parse_integer_text(bytes)) {
-          return Value(*number);
-        }
-        if (detail::is_big_integer_text(bytes)) {
-          return CodecResult<Value>(
-              CodecErrc::kTooLarge,
-              "pylibmc: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+        if (auto number = detail::integer_item(bytes, "pylibmc: an int")) {
+          return *std::move(number);
         }
         return CodecResult<Value>(
             CodecErrc::kCorrupt,

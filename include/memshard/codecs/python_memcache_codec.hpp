@@ -25,7 +25,7 @@
 
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
-#include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/integer_item.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
@@ -97,11 +97,7 @@ class PythonMemcacheCodec {
     }
     if (compressible && options_.min_compress_len != 0 &&
         out.bytes.size() > options_.min_compress_len) {
-      std::string stream = detail::deflate_bytes(out.bytes, detail::DeflateFormat::kZlib, -1);
-      if (stream.size() < out.bytes.size()) {
-        out.bytes = std::move(stream);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(out, detail::DeflateFormat::kZlib, -1, kCompressed);
     }
     return out;
   }
@@ -130,13 +126,8 @@ class PythonMemcacheCodec {
       return Value(std::string(bytes));
     }
     if ((flags & (kInteger | kLong)) != 0) {
-      if (const auto number = detail::parse_integer_text(bytes)) {
-        return Value(*number);
-      }
-      if (detail::is_big_integer_text(bytes)) {
-        return CodecResult<Value>(
-            CodecErrc::kTooLarge,
-            "python-memcache: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+      if (auto number = detail::integer_item(bytes, "python-memcache: an int")) {
+        return *std::move(number);
       }
       return CodecResult<Value>(CodecErrc::kCorrupt,
                                 "python-memcache: an int (0x2) whose text is not a number: " +

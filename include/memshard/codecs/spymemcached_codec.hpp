@@ -133,12 +133,7 @@ class SpymemcachedCodec {
                 "a number or a boolean)");
     }
     if (out.bytes.size() > options_.compression_threshold) {
-      std::string gzipped =
-          detail::deflate_bytes(out.bytes, detail::DeflateFormat::kGzip, options_.gzip_level);
-      if (gzipped.size() < out.bytes.size()) {
-        out.bytes = std::move(gzipped);
-        out.flags |= kCompressed;
-      }
+      detail::deflate_payload(out, detail::DeflateFormat::kGzip, options_.gzip_level, kCompressed);
     }
     return out;
   }

@@ -25,6 +25,10 @@
 // refuses reserved flag bits; bytes after the end of the stream (a second
 // gzip member included) are an error. Output is bounded: it stops at
 // max_size + 1 bytes and never holds a buffer larger than that.
+//
+// inflate_payload and deflate_payload are what the client codecs do with an
+// item's payload: read it compressed, and store it compressed when that saves
+// what the client asks.
 
 #include <zlib.h>
 
@@ -39,6 +43,7 @@
 #include <string_view>
 #include <utility>
 
+#include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/version.hpp"
 
@@ -290,6 +295,27 @@ class ZStreamOwner {
   storage = std::move(data).value();
   bytes = storage;
   return std::nullopt;
+}
+
+/// deflate_payload: what a codec does with an item it may store compressed:
+/// `out.bytes` deflated (`format`, `level`) and `flag` added to `out.flags`
+/// when `keeps(stream size, payload size)` accepts the stream; `out` unchanged
+/// otherwise.
+template <class Keeps>
+void deflate_payload(Encoded& out, DeflateFormat format, int level, std::uint32_t flag,
+                     Keeps keeps) {
+  std::string stream = deflate_bytes(out.bytes, format, level);
+  if (keeps(stream.size(), out.bytes.size())) {
+    out.bytes = std::move(stream);
+    out.flags |= flag;
+  }
+}
+
+/// deflate_payload: the same, keeping the stream when it is smaller than the
+/// payload.
+inline void deflate_payload(Encoded& out, DeflateFormat format, int level, std::uint32_t flag) {
+  deflate_payload(out, format, level, flag,
+                  [](std::size_t stream, std::size_t payload) { return stream < payload; });
 }
 
 }  // namespace detail
