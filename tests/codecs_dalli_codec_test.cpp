@@ -21,19 +21,7 @@
 #include "memshard/codecs/dalli_codec.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -45,16 +33,10 @@ using memshard::DalliSerializer;
 using memshard::Encoded;
 using memshard::Value;
 using memshard::detail::DeflateFormat;
+using memshard::testing::from_hex;
+using memshard::testing::noisy;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
 
 auto zlib(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, DeflateFormat::kZlib, -1);
@@ -62,19 +44,6 @@ auto zlib(std::string_view data) -> std::string {
 
 auto gzip(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, DeflateFormat::kGzip, -1);
-}
-
-// noisy: `count` xorshift32 bytes, which no compressor shrinks.
-auto noisy(std::size_t count) -> std::string {
-  std::string out;
-  std::uint32_t x = 2463534242U;
-  for (std::size_t i = 0; i < count; ++i) {
-    x ^= x << 13U;
-    x ^= x >> 17U;
-    x ^= x << 5U;
-    out.push_back(static_cast<char>(x & 0xffU));
-  }
-  return out;
 }
 
 auto raw_codec() -> DalliCodec {
@@ -207,8 +176,8 @@ TEST(DalliCodecTest, RawStoresTheToSText) {
 TEST(DalliCodecTest, CompressionFromTheMinimumSizeEvenWhenLarger) {
   const DalliCodec codec;
   // Marshal.dump of a binary String of 4089 bytes is 4095 bytes; of 4090, 4096.
-  const std::string below = noisy(4089);
-  const std::string at = noisy(4090);
+  const std::string below = noisy(4089, 0);
+  const std::string at = noisy(4090, 0);
   EXPECT_EQ(codec.encode(Value::bytes(below))->flags, 0x1U);
   EXPECT_EQ(codec.encode(Value::bytes(below))->bytes.size(), 4095U);
   const auto compressed = codec.encode(Value::bytes(at));
@@ -248,20 +217,20 @@ TEST(DalliCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(*codec.encode(
                 Value::map({{"k", Value::list({1, std::int64_t{1} << 62, -(std::int64_t{1} << 31),
                                                1.5, nullptr, true})}})),
-            (Encoded{unhex("04087b064922066b063a0645545b0b69066c2b0900000000000000406c2d07000000"
-                           "806608312e353054"),
+            (Encoded{from_hex("04087b064922066b063a0645545b0b69066c2b0900000000000000406c2d07000000"
+                              "806608312e353054"),
                      0x1}));
   EXPECT_EQ(*codec.encode(Value("h\xc3\xa9llo")),
-            (Encoded{unhex("040849220b68c3a96c6c6f063a064554"), 0x1}));
+            (Encoded{from_hex("040849220b68c3a96c6c6f063a064554"), 0x1}));
   EXPECT_EQ(*codec.encode(Value::bytes(std::string("\xff\0", 2))),
-            (Encoded{unhex("04082207ff00"), 0x1}));
+            (Encoded{from_hex("04082207ff00"), 0x1}));
   // A binary String of 4089 random bytes: flags 1, 4095 bytes; of 4090:
   // flags 3, a zlib stream of 4107 bytes (larger than the 4096 it holds).
-  EXPECT_EQ(codec.encode(Value::bytes(noisy(4089)))->flags, 0x1U);
-  const auto larger = codec.encode(Value::bytes(noisy(4090)));
+  EXPECT_EQ(codec.encode(Value::bytes(noisy(4089, 0)))->flags, 0x1U);
+  const auto larger = codec.encode(Value::bytes(noisy(4090, 0)));
   EXPECT_EQ(larger->flags, 0x3U);
   EXPECT_EQ(larger->bytes.size(), 4107U);
-  EXPECT_EQ(larger->bytes.substr(0, 8), unhex("789c010010ffef04"));
+  EXPECT_EQ(larger->bytes.substr(0, 8), from_hex("789c010010ffef04"));
   // raw: c.set(k, 1e100, nil, raw: true); nil; -0.0; 2**63 - 1; "x" * 5000
   // (flags 2, 28 bytes); [nil, true, false, 1.5, "a\"b\\\n\t\r\e\#{x}\#$\#@#a",
   // "\xFF\x01".b, {1=>-0.0, "k"=>[]}, 1.0e100, -2**63, Infinity, -Infinity,
@@ -289,15 +258,16 @@ TEST(DalliCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   EXPECT_EQ(*json_codec().encode(Value("hello")), (Encoded{"\"hello\"", 0x1}));
   // c.get of raw items: 0x5 Marshal([1]) -> [1], 0x4 / 0x10000 "abc" -> "abc",
   // 0x2 zlib("zz") -> "zz", 0x1 "\x04\x08i\x06" -> 1.
-  EXPECT_EQ(*codec.decode(unhex("04085b066906"), 0x5), Value::list({1}));
+  EXPECT_EQ(*codec.decode(from_hex("04085b066906"), 0x5), Value::list({1}));
   EXPECT_EQ(*codec.decode("abc", 0x4), Value("abc"));
   EXPECT_EQ(*codec.decode("abc", 0x10000), Value("abc"));
-  EXPECT_EQ(*codec.decode(unhex("789cabaa0200017000f5"), 0x2), Value("zz"));
-  EXPECT_EQ(*codec.decode(unhex("04086906"), 0x1), Value(1));
+  EXPECT_EQ(*codec.decode(from_hex("789cabaa0200017000f5"), 0x2), Value("zz"));
+  EXPECT_EQ(*codec.decode(from_hex("04086906"), 0x1), Value(1));
   // Written by memshard, stored raw, read with c.get(k): {"a"=>1, 2=>{},
   // "s"=>"\xFF"}, and with raw: "{\"a\"=>[nil, 1.5]}".
-  EXPECT_EQ(*codec.encode(Value::map({{"a", 1}, {2, Value::map({})}, {"s", Value::bytes("\xff")}})),
-            (Encoded{unhex("04087b0849220661063a064554690669077b0049220673063b00542206ff"), 0x1}));
+  EXPECT_EQ(
+      *codec.encode(Value::map({{"a", 1}, {2, Value::map({})}, {"s", Value::bytes("\xff")}})),
+      (Encoded{from_hex("04087b0849220661063a064554690669077b0049220673063b00542206ff"), 0x1}));
   EXPECT_EQ(*raw.encode(Value::map({{"a", Value::list({nullptr, 1.5})}})),
             (Encoded{"{\"a\"=>[nil, 1.5]}", 0}));
 }
@@ -307,8 +277,8 @@ TEST(DalliCodecTest, RubyFloatsInMarshal) {
   EXPECT_EQ(
       *DalliCodec().encode(Value::list({-0.0, kInf, 1e100, std::numeric_limits<std::int64_t>::max(),
                                         std::numeric_limits<std::int64_t>::min()})),
-      (Encoded{unhex("04085b0a66072d306608696e66660a31653130306c2b09ffffffffffffff7f6c2d09"
-                     "0000000000000080"),
+      (Encoded{from_hex("04085b0a66072d306608696e66660a31653130306c2b09ffffffffffffff7f6c2d09"
+                        "0000000000000080"),
                0x1}));
 }
 

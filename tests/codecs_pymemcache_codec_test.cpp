@@ -24,19 +24,7 @@
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/pymemcache_codec.hpp"
-
-namespace memshard {
-inline namespace MEMSHARD_ABI_NAMESPACE {
-
-// PrintTo: an item and an error code as test failures show them.
-static void PrintTo(const Encoded& item, std::ostream* out) {
-  *out << "{flags 0x" << std::hex << item.flags << std::dec << ", " << item.bytes.size()
-       << " bytes " << detail::quote_bytes(item.bytes, 120) << "}";
-}
-static void PrintTo(CodecErrc code, std::ostream* out) { *out << to_string(code); }
-
-}  // namespace MEMSHARD_ABI_NAMESPACE
-}  // namespace memshard
+#include "support/codec_bytes.hpp"
 
 namespace {
 
@@ -46,16 +34,9 @@ using memshard::PymemcacheCodec;
 using memshard::PymemcacheOptions;
 using memshard::PymemcacheSerde;
 using memshard::Value;
+using memshard::testing::from_hex;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-auto unhex(std::string_view hex) -> std::string {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
 
 auto zlib(std::string_view data) -> std::string {
   return memshard::detail::deflate_bytes(data, memshard::detail::DeflateFormat::kZlib, -1);
@@ -223,7 +204,7 @@ TEST(PymemcacheCodecTest, ReadsAndWritesWhatTheRealClientDoes) {
   // Written by memshard, stored raw, read by the serde: {'a': [1, 2.5, None]}.
   EXPECT_EQ(
       *serde.encode(Value::map({{"a", Value::list({1, 2.5, nullptr})}})),
-      (Encoded{unhex("80059518000000000000007d948c0161945d94284b014740040000000000004e65732e"),
+      (Encoded{from_hex("80059518000000000000007d948c0161945d94284b014740040000000000004e65732e"),
                0x1}));
 }
 

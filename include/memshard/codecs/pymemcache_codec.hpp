@@ -29,6 +29,7 @@
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/integer_item.hpp"
 #include "memshard/codecs/detail/python_printable.hpp"
 #include "memshard/codecs/detail/quote.hpp"
 #include "memshard/codecs/detail/utf8.hpp"
@@ -124,13 +125,8 @@ class PymemcacheCodec {
       return Value(std::string(bytes));
     }
     if ((flags & (kInteger | kLong)) != 0) {
-      if (const auto number = detail::parse_integer_text(bytes)) {
-        return Value(*number);
-      }
-      if (detail::is_big_integer_text(bytes)) {
-        return CodecResult<Value>(
-            CodecErrc::kTooLarge,
-            "pymemcache: an int out of range of 64 bits: " + detail::quote_bytes(bytes));
+      if (auto number = detail::integer_item(bytes, "pymemcache: an int")) {
+        return *std::move(number);
       }
       return CodecResult<Value>(
           CodecErrc::kCorrupt,
