@@ -8,6 +8,12 @@
 # Installs missing Debian packages first. Exit status: non-zero when any build
 # or test fails.
 #
+# The tests mostly wait on servers, sockets and deadlines, and leave much of the
+# CPU idle: while one build's tests run, the next build (and the dev build's
+# header check) compiles at the lowest CPU priority (nice 19), so it takes only
+# what the tests leave. Each test run's output is kept in a log and printed
+# whole when it ends.
+#
 #   tests/run.sh                 # everything
 #   MEMSHARD_SANITIZERS=0 tests/run.sh   # the dev build only
 set -euo pipefail
@@ -26,36 +32,83 @@ if [ "${MEMSHARD_SANITIZERS:-1}" != 0 ]; then
 fi
 "$root/scripts/install-deps.sh" "${extra_packages[@]}"
 
+logs=$(mktemp -d "${TMPDIR:-/tmp}/memshard-tests.XXXXXX")
+tests_pid=""
+stop_tests() {
+  if [ -n "$tests_pid" ]; then
+    kill -- "$tests_pid" 2>/dev/null || true
+    wait "$tests_pid" 2>/dev/null || true
+  fi
+  rm -rf "$logs"
+}
+trap stop_tests EXIT
+trap 'exit 130' INT TERM
+
 status=0
-for preset in "${presets[@]}"; do
+
+# build PRESET [NICE]: configures and builds one preset (NICE: at nice 19).
+build() {
+  local preset=$1 niceness=${2:-0} start=$SECONDS
+  local args=(--preset "$preset" -j "$jobs")
   echo "== memshard: $preset: configure and build" >&2
-  phase_start=$SECONDS
-  cmake --preset "$preset" >/dev/null
-  build_args=(--preset "$preset" -j "$jobs")
+  nice -n "$niceness" cmake --preset "$preset" >/dev/null || return 1
   if [ "$preset" = tsan ]; then
     # ThreadSanitizer finds races: it needs only the tests whose code runs on
     # several threads (CTest label "threads").
-    build_args+=(--target memshard_thread_tests)
+    args+=(--target memshard_thread_tests)
   fi
-  cmake --build "${build_args[@]}"
-  if [ "$preset" = dev ]; then
-    # Each public header compiles on its own.
-    cmake --build --preset "$preset" -j "$jobs" --target all_verify_interface_header_sets
-  fi
-  echo "== memshard: $preset: configured and built in $((SECONDS - phase_start)) s; test" >&2
-  phase_start=$SECONDS
-  ctest_args=(--preset "$preset" -j "$jobs" --timeout 900)
+  nice -n "$niceness" cmake --build "${args[@]}" || return 1
+  echo "== memshard: $preset: configured and built in $((SECONDS - start)) s" >&2
+}
+
+# start_tests PRESET: runs the preset's tests in the background, into a log.
+start_tests() {
+  local preset=$1
+  local args=(--preset "$preset" -j "$jobs" --timeout 900)
   if [ "$preset" = tsan ]; then
-    ctest_args+=(-L threads)
+    args+=(-L threads)
   elif [ "$preset" != dev ]; then
     # The package tests configure nested projects, and the soak is long (and
     # timed): the dev build covers them.
-    ctest_args+=(-LE "package|soak")
+    args+=(-LE "package|soak")
   fi
-  if ! ctest "${ctest_args[@]}"; then
+  echo "== memshard: $preset: test (output below when the run ends)" >&2
+  tests_started=$SECONDS
+  tests_preset=$preset
+  ctest "${args[@]}" >"$logs/$preset.log" 2>&1 &
+  tests_pid=$!
+}
+
+# finish_tests: waits for the tests start_tests started and prints their output.
+finish_tests() {
+  local rc=0
+  wait "$tests_pid" || rc=$?
+  tests_pid=""
+  cat "$logs/$tests_preset.log"
+  if [ "$rc" != 0 ]; then
     status=1
   fi
-  echo "== memshard: $preset: tested in $((SECONDS - phase_start)) s" >&2
+  echo "== memshard: $tests_preset: tested in $((SECONDS - tests_started)) s" \
+    "(exit status $rc)" >&2
+}
+
+build dev
+start_tests dev
+# Each public header compiles on its own.
+echo "== memshard: dev: each public header on its own" >&2
+if ! nice -n 19 cmake --build --preset dev -j "$jobs" --target all_verify_interface_header_sets
+then
+  finish_tests
+  exit 1
+fi
+for preset in "${presets[@]:1}"; do
+  if ! build "$preset" 19; then
+    finish_tests
+    exit 1
+  fi
+  finish_tests
+  start_tests "$preset"
 done
+finish_tests
 echo "== memshard: everything in $SECONDS s" >&2
 exit "$status"
