@@ -170,6 +170,8 @@ TEST(FastlzCompressTest, RoundTripsAtBothLevels) {
       noise(70000, 10) + noise(100, 10) + noise(3000, 11) + noise(100, 10),
       repeat(noise(65535 + 8189, 12), 2),
       repeat(noise(65535 + 8190, 13), 2),
+      repeat(noise(32768, 14), 2),  // the largest input whose positions fit 16 bits
+      repeat(noise(32768, 15), 2) + "+",
   };
   for (std::size_t run = 255; run < 275; ++run) {  // level 1 splits matches at 262 + 2
     inputs.push_back("x" + std::string(run, 'y') + "z" + std::string(run, 'y') + "zz");

@@ -29,6 +29,8 @@ using memshard::CodecErrc;
 using memshard::detail::deflate_bytes;
 using memshard::detail::DeflateFormat;
 using memshard::detail::inflate_bytes;
+using memshard::testing::allocated_bytes;
+using memshard::testing::counting_allocations;
 using memshard::testing::golden_values_dir;
 using memshard::testing::largest_allocation;
 using memshard::testing::lines;
@@ -381,6 +383,26 @@ TEST(InflateBytesTest, MaxSizeBoundsTheOutput) {
     ASSERT_TRUE(empty.ok());
     EXPECT_TRUE(empty->empty());
   }
+}
+
+TEST(InflateBytesTest, AnUnknownLengthFillsOneFirstBufferThenTakesTheValueSize) {
+  // No length known: the output goes to a first buffer of 32 KiB, and the
+  // value is copied out of it at its own size, with no growing on the way.
+  const std::string text = lines(20000);
+  const std::string packed = deflate_bytes(text, DeflateFormat::kZlib, -1);
+  largest_allocation = 0;
+  allocated_bytes = 0;
+  counting_allocations = true;
+  const auto back = inflate_bytes(packed, DeflateFormat::kZlib, kMiB);
+  counting_allocations = false;
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(*back, text);
+  EXPECT_EQ(largest_allocation.load(), memshard::detail::kInflateFirstBuffer);
+  EXPECT_EQ(allocated_bytes.load(), memshard::detail::kInflateFirstBuffer + text.size() + 1);
+  // A limit below the first buffer bounds it.
+  largest_allocation = 0;
+  EXPECT_EQ(inflate_bytes(packed, DeflateFormat::kZlib, 1000).code(), CodecErrc::kTooLarge);
+  EXPECT_LE(largest_allocation.load(), 1001U);
 }
 
 TEST(InflateBytesTest, ABombStopsAtTheLimitWithoutAllocatingMore) {

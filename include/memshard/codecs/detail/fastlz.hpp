@@ -29,8 +29,10 @@
 // level, and an empty input is an empty stream.
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,22 +62,25 @@ inline constexpr std::size_t kFastlzExpansion = 255;
 }
 
 /// fastlz_put_literals: bytes [begin, end) of `in` as literal runs of at most
-/// 32 bytes.
-inline void fastlz_put_literals(std::string& out, const unsigned char* in, std::size_t begin,
-                                std::size_t end) {
+/// 32 bytes, written at `op`; returns one past the last byte written.
+inline auto fastlz_put_literals(char* op, const unsigned char* in, std::size_t begin,
+                                std::size_t end) noexcept -> char* {
   while (begin < end) {
     const std::size_t run = std::min(end - begin, kFastlzMaxLiteral);
-    out.push_back(static_cast<char>(run - 1));
-    out.append(reinterpret_cast<const char*>(in + begin), run);
+    *op++ = static_cast<char>(run - 1);
+    std::memcpy(op, in + begin, run);
+    op += run;
     begin += run;
   }
+  return op;
 }
 
 /// fastlz_put_match: a match of `length` bytes (3 or more) `distance` bytes
-/// back (1 or more), in `level`'s encoding.
-inline void fastlz_put_match(std::string& out, int level, std::size_t length,
-                             std::size_t distance) {
-  auto put = [&out](std::size_t byte) { out.push_back(static_cast<char>(byte & 0xffU)); };
+/// back (1 or more), in `level`'s encoding, written at `op`; returns one past
+/// the last byte written.
+inline auto fastlz_put_match(char* op, int level, std::size_t length, std::size_t distance) noexcept
+    -> char* {
+  auto put = [&op](std::size_t byte) { *op++ = static_cast<char>(byte & 0xffU); };
   const std::size_t code = distance - 1;
   std::size_t extra = length - 2;  // the 3-bit field's value when below 7
   if (level == 1) {
@@ -93,7 +98,7 @@ inline void fastlz_put_match(std::string& out, int level, std::size_t length,
       put(extra - 7);
     }
     put(code);
-    return;
+    return op;
   }
   const bool far = code >= kFastlzNear;
   const std::size_t high = far ? 31 : code >> 8U;
@@ -114,42 +119,62 @@ inline void fastlz_put_match(std::string& out, int level, std::size_t length,
   } else {
     put(code);
   }
+  return op;
 }
 
-/// fastlz_compress: `data` as a FastLZ stream of `level` (1, or 2 for any
-/// level above 1), byte-identical to FastLZ 0.1.0's fastlz_compress_level.
-/// Linear time; the output is at most data.size() + data.size() / 32 + 1
-/// bytes.
-[[nodiscard]] inline auto fastlz_compress(std::string_view data, int level) -> std::string {
-  level = level > 1 ? 2 : 1;
+/// fastlz_match_end: the first offset in [at, end) whose byte differs from
+/// the one `distance` bytes before it, or `end` (at <= end <= the input's
+/// size); compares 8 bytes at a time.
+[[nodiscard]] inline auto fastlz_match_end(const unsigned char* in, std::size_t distance,
+                                           std::size_t at, std::size_t end) noexcept
+    -> std::size_t {
+  if constexpr (std::endian::native == std::endian::little ||
+                std::endian::native == std::endian::big) {
+    for (; end - at >= 8; at += 8) {
+      std::uint64_t ahead = 0;
+      std::uint64_t back = 0;
+      std::memcpy(&ahead, in + at, sizeof ahead);
+      std::memcpy(&back, in + at - distance, sizeof back);
+      if (const std::uint64_t differ = ahead ^ back; differ != 0) {
+        const int bit = std::endian::native == std::endian::little ? std::countr_zero(differ)
+                                                                   : std::countl_zero(differ);
+        return at + static_cast<std::size_t>(bit) / 8;
+      }
+    }
+  }
+  while (at < end && in[at] == in[at - distance]) {
+    ++at;
+  }
+  return at;
+}
+
+/// fastlz_compress_indexed: fastlz_compress with hash-table entries of type
+/// Index, which must hold every position of `data` (a smaller table is
+/// faster to clear and stays in cache).
+template <class Index>
+[[nodiscard]] auto fastlz_compress_indexed(std::string_view data, int level) -> std::string {
   const std::size_t size = data.size();
   const auto* in = reinterpret_cast<const unsigned char*>(data.data());
-  std::string out;
-  if (size < 4) {
-    if (size > 0) {
-      out.push_back(static_cast<char>(size - 1));
-      out.append(data);
-    }
-    return out;
-  }
-  out.reserve(size + size / kFastlzMaxLiteral + 8);
+  // Room for the longest stream: all literals, one control byte per 32.
+  std::string out(size + size / kFastlzMaxLiteral + 8, '\0');
+  char* op = out.data();
   // How far back a match may start: level 1 up to 8191 bytes, level 2 up to
   // 65535 + 8189 (the far form could say 65535 + 8192; FastLZ keeps a margin).
   const std::size_t reach = level == 1 ? 8192 : 65535 + kFastlzNear - 1;
   const std::size_t bound = size - 2;  // matches stop growing here
-  std::vector<std::size_t> table(8192, 0);
+  std::vector<Index> table(8192, 0);
   std::size_t literals = 0;  // the first byte not yet written
   std::size_t pos = 2;       // the first two bytes are always literals
   while (pos + 12 < size) {
     const std::size_t anchor = pos;
     std::size_t distance = 1;
-    std::size_t scan = anchor + 3;  // one past the bytes known to match
+    std::size_t scan = anchor + 3;  // the first byte not known to match
     const bool run = level == 2 && in[anchor - 1] == in[anchor] && in[anchor] == in[anchor + 1] &&
                      in[anchor + 1] == in[anchor + 2];
     if (!run) {
-      std::size_t& slot = table[fastlz_hash(in + anchor)];
+      Index& slot = table[fastlz_hash(in + anchor)];
       const std::size_t ref = slot;
-      slot = anchor;
+      slot = static_cast<Index>(anchor);
       distance = anchor - ref;
       bool match = distance != 0 && distance < reach && in[ref] == in[anchor] &&
                    in[ref + 1] == in[anchor + 1] && in[ref + 2] == in[anchor + 2];
@@ -162,39 +187,58 @@ inline void fastlz_put_match(std::string& out, int level, std::size_t length,
         continue;
       }
     }
-    // Extend the match. `scan` ends one past the first byte that differs, or
-    // at `bound`, and the match covers [anchor, scan - 1).
+    // Extend the match to `end`, one past the first byte that differs, or to
+    // `bound`; the match covers [anchor, end - 1). A run checks up to bound;
+    // any other match checks at least 8 bytes (anchor + 12 < size), then up to
+    // bound.
+    std::size_t end = 0;
     if (distance == 1) {
-      const unsigned char repeated = in[scan - 1];
-      while (scan < bound && in[scan - 1] == repeated) {
-        ++scan;
-      }
+      end = fastlz_match_end(in, 1, scan, bound - 1) + 1;
     } else {
-      // The first 8 comparisons need no bound: anchor + 12 < size.
-      bool differs = false;
-      for (int i = 0; i < 8 && !differs; ++i, ++scan) {
-        differs = in[scan - distance] != in[scan];
-      }
-      while (!differs && scan < bound) {
-        differs = in[scan - distance] != in[scan];
-        ++scan;
-      }
+      const std::size_t limit = std::max(bound, scan + 8);
+      const std::size_t differs = fastlz_match_end(in, distance, scan, limit);
+      end = differs < limit ? differs + 1 : limit;
     }
-    const std::size_t length = scan - 1 - anchor;
-    fastlz_put_literals(out, in, literals, anchor);
-    fastlz_put_match(out, level, length, distance);
+    const std::size_t length = end - 1 - anchor;
+    op = fastlz_put_literals(op, in, literals, anchor);
+    op = fastlz_put_match(op, level, length, distance);
     pos = anchor + length;
     literals = pos;
     // Index the last two positions the match covered.
     for (std::size_t at = pos - 2; at < pos && at + 2 < size; ++at) {
-      table[fastlz_hash(in + at)] = at;
+      table[fastlz_hash(in + at)] = static_cast<Index>(at);
     }
   }
-  fastlz_put_literals(out, in, literals, size);
+  op = fastlz_put_literals(op, in, literals, size);
+  out.resize(static_cast<std::size_t>(op - out.data()));
   if (level == 2) {
     out[0] = static_cast<char>(static_cast<unsigned char>(out[0]) | 0x20U);
   }
   return out;
+}
+
+/// fastlz_compress: `data` as a FastLZ stream of `level` (1, or 2 for any
+/// level above 1), byte-identical to FastLZ 0.1.0's fastlz_compress_level.
+/// Linear time; the output is at most data.size() + data.size() / 32 + 1
+/// bytes.
+[[nodiscard]] inline auto fastlz_compress(std::string_view data, int level) -> std::string {
+  level = level > 1 ? 2 : 1;
+  const std::size_t size = data.size();
+  if (size < 4) {
+    std::string out;
+    if (size > 0) {
+      out.push_back(static_cast<char>(size - 1));
+      out.append(data);
+    }
+    return out;
+  }
+  if (size <= std::size_t{UINT16_MAX} + 1) {
+    return fastlz_compress_indexed<std::uint16_t>(data, level);
+  }
+  if (size <= std::size_t{UINT32_MAX} + 1) {
+    return fastlz_compress_indexed<std::uint32_t>(data, level);
+  }
+  return fastlz_compress_indexed<std::size_t>(data, level);
 }
 
 /// fastlz_compress: `data` as php-memcached's fastlz_compress writes it:

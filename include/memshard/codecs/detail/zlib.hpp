@@ -36,6 +36,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -73,21 +74,26 @@ enum class DeflateFormat : std::uint8_t {
   return reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + offset));
 }
 
-/// zlib_output: the byte `offset` of `out` as zlib's output pointer.
-[[nodiscard]] inline auto zlib_output(std::string& out, std::size_t offset) noexcept -> Bytef* {
-  return reinterpret_cast<Bytef*>(out.data() + offset);
+/// zlib_output: the byte `offset` of `buffer` as zlib's output pointer.
+[[nodiscard]] inline auto zlib_output(char* buffer, std::size_t offset) noexcept -> Bytef* {
+  return reinterpret_cast<Bytef*>(buffer + offset);
 }
 
-/// grow_buffer: `out` resized to `size` bytes, keeping its first `used`;
-/// the new buffer is allocated at exactly `size` (std::string's own growth
-/// may double past it).
-inline void grow_buffer(std::string& out, std::size_t used, std::size_t size) {
+/// grow_buffer: `out` resized to `size` bytes, starting with the `used`
+/// bytes at `from` (its own, or another buffer's); the new buffer is
+/// allocated at exactly `size` (std::string's own growth may double past it).
+inline void grow_buffer(std::string& out, const char* from, std::size_t used, std::size_t size) {
   std::string bigger;
   bigger.reserve(size);
-  bigger.append(out, 0, used);
+  bigger.append(from, used);
   bigger.resize(size);
   out.swap(bigger);
 }
+
+/// kInflateFirstBuffer: the least room inflate_bytes first gives an output of
+/// unknown size (32 KiB, zlib's window: an output that needs a second call
+/// makes zlib allocate that much anyway).
+inline constexpr std::size_t kInflateFirstBuffer = std::size_t{32} << 10U;
 
 /// ZStreamOwner: a z_stream that ends itself (deflateEnd or inflateEnd).
 template <int (*End)(z_streamp)>
@@ -154,10 +160,10 @@ class ZStreamOwner {
       fed += stream.avail_in;
     }
     if (used == out.size()) {
-      grow_buffer(out, used, out.size() + out.size() / 2 + 1024);
+      grow_buffer(out, out.data(), used, out.size() + out.size() / 2 + 1024);
     }
     const uInt room = zlib_chunk(out.size() - used);
-    stream.next_out = zlib_output(out, used);
+    stream.next_out = zlib_output(out.data(), used);
     stream.avail_out = room;
     const int done = deflate(&stream, fed == data.size() ? Z_FINISH : Z_NO_FLUSH);
     used += room - stream.avail_out;
@@ -210,20 +216,31 @@ class ZStreamOwner {
     return CodecError(CodecErrc::kTooLarge, name + ": the data inflates to more than " +
                                                 std::to_string(max_size) + " bytes, the limit");
   };
-  // A first guess: 4 times the input, or the length a gzip trailer states
-  // when deflate could reach it from this input (at most 1032:1).
-  std::size_t initial =
-      data.size() <= SIZE_MAX / 4 ? std::max<std::size_t>(data.size() * 4, 256) : SIZE_MAX;
+  // The first buffer: the length a gzip trailer states when deflate could
+  // reach it from this input (at most 1032:1), as a string of that size;
+  // otherwise 4 times the input and at least kInflateFirstBuffer, left
+  // uninitialised (most of it may stay unused) and copied out at the end.
+  std::size_t stated = 0;
+  bool known = false;
   if (format == DeflateFormat::kGzip && data.size() >= 18) {
-    std::size_t stated = 0;
+    std::size_t trailer = 0;
     for (std::size_t i = 0; i < 4; ++i) {
-      stated |= std::size_t{static_cast<unsigned char>(data[data.size() - 4 + i])} << (8 * i);
+      trailer |= std::size_t{static_cast<unsigned char>(data[data.size() - 4 + i])} << (8 * i);
     }
-    if (stated / 1032 <= data.size()) {
-      initial = stated + 1;
-    }
+    known = trailer / 1032 <= data.size();
+    stated = trailer;
   }
-  std::string out(std::min(initial, limit), '\0');
+  std::string out;
+  std::unique_ptr<char[]> first;
+  std::size_t room_size = 0;  // the bytes of the buffer zlib writes to
+  if (known) {
+    out.resize(std::min(stated, limit - 1) + 1);
+    room_size = out.size();
+  } else {
+    const std::size_t guess = data.size() <= SIZE_MAX / 4 ? data.size() * 4 : SIZE_MAX;
+    room_size = std::min(std::max(guess, kInflateFirstBuffer), limit);
+    first = std::make_unique_for_overwrite<char[]>(room_size);
+  }
   std::size_t used = 0;
   std::size_t fed = 0;
   for (;;) {
@@ -232,17 +249,23 @@ class ZStreamOwner {
       stream.avail_in = zlib_chunk(data.size() - fed);
       fed += stream.avail_in;
     }
-    if (used == out.size()) {
-      if (out.size() >= limit) {
+    if (used == room_size) {
+      if (room_size >= limit) {
         return too_large();
       }
-      const std::size_t doubled = out.size() <= SIZE_MAX / 2 ? out.size() * 2 : SIZE_MAX;
-      grow_buffer(out, used, std::min(std::max<std::size_t>(doubled, 256), limit));
+      const std::size_t doubled = room_size <= SIZE_MAX / 2 ? room_size * 2 : SIZE_MAX;
+      grow_buffer(out, first ? first.get() : out.data(), used,
+                  std::min(std::max<std::size_t>(doubled, 256), limit));
+      first.reset();
+      room_size = out.size();
     }
-    const uInt room = zlib_chunk(out.size() - used);
-    stream.next_out = zlib_output(out, used);
+    const uInt room = zlib_chunk(room_size - used);
+    stream.next_out = zlib_output(first ? first.get() : out.data(), used);
     stream.avail_out = room;
-    const int done = inflate(&stream, Z_NO_FLUSH);
+    // Z_FINISH once all the input is in: a stream that ends in this call
+    // needs no window (zlib otherwise copies the output into one); one that
+    // does not goes on as with Z_NO_FLUSH.
+    const int done = inflate(&stream, fed == data.size() ? Z_FINISH : Z_NO_FLUSH);
     used += room - stream.avail_out;
     if (done == Z_STREAM_END) {
       break;
@@ -276,6 +299,9 @@ class ZStreamOwner {
     return CodecError(CodecErrc::kCorrupt, name + ": " + std::to_string(data.size() - consumed) +
                                                " bytes after the end of the stream at byte " +
                                                std::to_string(consumed));
+  }
+  if (first) {
+    return std::string(first.get(), used);
   }
   out.resize(used);
   return out;
