@@ -21,7 +21,7 @@
 //   - placement is libmemcached's KETAMA ring with one_at_a_time (memcached.sess_consistent_hash
 //     On, sess_consistent_hash_type ketama): memshard's "php-memcached-consistent" profile;
 //   - the data is PHP's session format (session.serialize_handler = php):
-//     `user_id|i:42;name|s:3:"Ada";`, read and written by memshard's php_session codec;
+//     `user_id|i:42;name|s:3:"Ada";`, read and written by memshard's PhpSessionCodec;
 //   - while a request runs, it holds the lock "memc.sess.key.lock." + id (placed by "lock." + id,
 //     so often on another server than the session), taken with `add` of the value "1" with flags
 //     0 and the expiry memcached.sess_lock_expire, or max_execution_time when that is 0 (30 s
@@ -48,7 +48,7 @@
 #include <ctime>
 #include <iostream>
 #include <memshard/codecs/php_memcached_codec.hpp>
-#include <memshard/codecs/php_serialize.hpp>
+#include <memshard/codecs/php_session_codec.hpp>
 #include <memshard/memshard.hpp>
 #include <optional>
 #include <sstream>
@@ -160,17 +160,11 @@ class SessionLock {
 /// read_session: the session's variables (a map, in PHP's order), or nothing when PHP has no
 /// such session.
 auto read_session(SessionClient& client, std::string_view id) -> std::optional<memshard::Value> {
-  const memshard::Result<std::optional<memshard::Item>> item = client.get(id);
-  if (!item.ok()) {
-    throw Failure("cannot read session " + std::string(id) + ": " + to_text(item.status()));
-  }
-  if (!*item) {
-    return std::nullopt;
-  }
-  memshard::CodecResult<memshard::Value> variables = memshard::php_session_decode((*item)->value);
+  memshard::Result<std::optional<memshard::Value>> variables =
+      client.get_value(id, memshard::PhpSessionCodec{});
   if (!variables.ok()) {
-    throw Failure("session " + std::string(id) +
-                  " is not PHP session data: " + variables.error().message());
+    // A session that is not PHP session data is a codec error (its status says what was found).
+    throw Failure("cannot read session " + std::string(id) + ": " + to_text(variables.status()));
   }
   return std::move(variables).value();
 }
@@ -178,12 +172,8 @@ auto read_session(SessionClient& client, std::string_view id) -> std::optional<m
 /// write_session: stores the variables as PHP's session handler does.
 void write_session(SessionClient& client, std::string_view id, const memshard::Value& variables,
                    const SessionSettings& settings) {
-  memshard::CodecResult<std::string> data = memshard::php_session_encode(variables);
-  if (!data.ok()) {
-    throw Failure("cannot write session " + std::string(id) + ": " + data.error().message());
-  }
-  const memshard::Status stored =
-      client.set(id, *data, memshard::Expiry::after(settings.lifetime), 0);
+  const memshard::Status stored = client.set_value(id, variables, memshard::PhpSessionCodec{},
+                                                   memshard::Expiry::after(settings.lifetime));
   if (!stored.ok()) {
     throw Failure("cannot write session " + std::string(id) + ": " + to_text(stored));
   }

@@ -162,7 +162,7 @@ TEST(MakeCodecTest, BadNamesAndSettingsThrowOnceWithTheReason) {
   EXPECT_EQ(message([] { return memshard::make_codec("memcache"); }),
             "memshard: unknown codec (known: php-memcached, php-memcache, spymemcached, "
             "python-memcache, pymemcache, pylibmc, dalli, cache-memcached, "
-            "cache-memcached-fast, plain): memcache");
+            "cache-memcached-fast, php-session, plain): memcache");
   EXPECT_EQ(message([] { return memshard::make_codec_from_spec("dalli:serialiser=JSON"); }),
             "memshard: dalli has no setting: serialiser");
   EXPECT_EQ(message([] { return memshard::make_codec_from_spec("php-memcached:serializer=xml"); }),

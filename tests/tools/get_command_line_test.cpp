@@ -189,7 +189,7 @@ TEST(GetCommandLineTest, Texts) {
   tool::print_codecs(codecs);
   EXPECT_EQ(codecs.str(),
             "php-memcached\nphp-memcache\nspymemcached\npython-memcache\npymemcache\npylibmc\n"
-            "dalli\ncache-memcached\ncache-memcached-fast\nplain\n");
+            "dalli\ncache-memcached\ncache-memcached-fast\nphp-session\nplain\n");
   std::ostringstream version;
   tool::print_version(version);
   EXPECT_EQ(version.str(), "memshard-get (memshard) " + std::to_string(MEMSHARD_VERSION_MAJOR) +

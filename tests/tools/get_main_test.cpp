@@ -158,7 +158,7 @@ TEST_F(GetMainTest, HelpVersionAndListCodecs) {
   const RunResult codecs = expect_same_run({"--list-codecs"}, {}, 0);
   EXPECT_EQ(codecs.out,
             "php-memcached\nphp-memcache\nspymemcached\npython-memcache\npymemcache\npylibmc\n"
-            "dalli\ncache-memcached\ncache-memcached-fast\nplain\n");
+            "dalli\ncache-memcached\ncache-memcached-fast\nphp-session\nplain\n");
 }
 
 }  // namespace

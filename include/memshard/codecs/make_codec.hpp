@@ -20,6 +20,7 @@
 //                         compressor=zlib|gzip compression_min_size=N
 //   cache-memcached       compress_threshold=N compress_savings=F
 //   cache-memcached-fast  utf8=0|1 compress_threshold=N (-1: off) compress_ratio=F
+//   php-session           (none: PHP session data, php-memcached's session handler)
 //   plain                 flags=N
 //
 // Every codec also takes max_size=N and max_depth=N (its DecodeLimits). An
@@ -44,6 +45,7 @@
 #include "memshard/codecs/dalli_codec.hpp"
 #include "memshard/codecs/php_memcache_codec.hpp"
 #include "memshard/codecs/php_memcached_codec.hpp"
+#include "memshard/codecs/php_session_codec.hpp"
 #include "memshard/codecs/plain_codec.hpp"
 #include "memshard/codecs/pylibmc_codec.hpp"
 #include "memshard/codecs/pymemcache_codec.hpp"
@@ -59,9 +61,10 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 using CodecSettings = std::map<std::string, std::string, std::less<>>;
 
 /// codec_names: every name make_codec knows.
-[[nodiscard]] constexpr auto codec_names() noexcept -> std::array<std::string_view, 10> {
-  return {"php-memcached", "php-memcache", "spymemcached",    "python-memcache",      "pymemcache",
-          "pylibmc",       "dalli",        "cache-memcached", "cache-memcached-fast", "plain"};
+[[nodiscard]] constexpr auto codec_names() noexcept -> std::array<std::string_view, 11> {
+  return {"php-memcached",        "php-memcache", "spymemcached", "python-memcache",
+          "pymemcache",           "pylibmc",      "dalli",        "cache-memcached",
+          "cache-memcached-fast", "php-session",  "plain"};
 }
 
 namespace detail {
@@ -253,6 +256,7 @@ inline void read_codec_settings(CodecSettingReader& read, CacheMemcachedFastOpti
   read.size("compress_threshold", options.compress_threshold);
   read.number("compress_ratio", options.compress_ratio);
 }
+inline void read_codec_settings(CodecSettingReader& /*read*/, PhpSessionOptions& /*options*/) {}
 inline void read_codec_settings(CodecSettingReader& read, PlainOptions& options) {
   read.number("flags", options.flags);
 }
@@ -289,6 +293,7 @@ inline constexpr std::array<CodecMaker, codec_names().size()> kCodecMakers{{
     {"dalli", &make_codec_of<DalliCodec>},
     {"cache-memcached", &make_codec_of<CacheMemcachedCodec>},
     {"cache-memcached-fast", &make_codec_of<CacheMemcachedFastCodec>},
+    {"php-session", &make_codec_of<PhpSessionCodec>},
     {"plain", &make_codec_of<PlainCodec>},
 }};
 static_assert(
