@@ -223,4 +223,26 @@ TEST(Utf8Test, TheOffsetIsThatOfTheFirstBadSequence) {
   }
 }
 
+TEST(Utf8Test, SequencesAmongAsciiRunsOfEveryLengthAndAlignment) {
+  // Runs of ASCII are checked eight bytes at a time: each sequence (good,
+  // bad or cut) after and before every run length from 0 to 17 bytes.
+  const std::string sequences[] = {
+      "\xc3\xa9", "\xe2\x9c\x93", "\xf0\x9f\x98\x80", "\xff",         "\x80",
+      "\xc3",     "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3\xa9\xff", "\x7f"};
+  std::size_t valid = 0;
+  for (std::size_t before = 0; before <= 17; ++before) {
+    for (std::size_t after = 0; after <= 17; ++after) {
+      for (const std::string& sequence : sequences) {
+        const std::string text = std::string(before, 'a') + sequence + std::string(after, 'z');
+        ASSERT_EQ(utf8_error_at(text), expected_error_at(text)) << before << ' ' << after;
+        valid += is_utf8(text) ? 1U : 0U;
+        // Two sequences, a run apart.
+        const std::string twice = sequence + std::string(before, 'a') + sequence;
+        ASSERT_EQ(utf8_error_at(twice), expected_error_at(twice)) << before;
+      }
+    }
+  }
+  EXPECT_EQ(valid, 18U * 18U * 4U);  // the three good sequences and DEL
+}
+
 }  // namespace

@@ -15,11 +15,32 @@ namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace detail {
 
+// ascii_run_end: the offset after the run of 8-byte blocks of ASCII that
+// starts at `at` (most text is ASCII: a block is one test, not eight).
+[[nodiscard]] constexpr auto ascii_run_end(std::string_view text, std::size_t at) noexcept
+    -> std::size_t {
+  while (text.size() - at >= 8) {
+    unsigned char any = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      any = static_cast<unsigned char>(any | static_cast<unsigned char>(text[at + i]));
+    }
+    if (any >= 0x80) {
+      break;
+    }
+    at += 8;
+  }
+  return at;
+}
+
 /// utf8_error_at: the offset of the first byte that breaks UTF-8 in `text`,
 /// or text.size() when it is all well-formed.
 [[nodiscard]] constexpr auto utf8_error_at(std::string_view text) noexcept -> std::size_t {
   std::size_t at = 0;
   while (at < text.size()) {
+    at = ascii_run_end(text, at);
+    if (at == text.size()) {
+      break;
+    }
     const auto lead = static_cast<unsigned char>(text[at]);
     if (lead < 0x80) {
       ++at;
