@@ -254,6 +254,33 @@ enum class LibmemcachedPlacement : std::uint8_t {
   return memc;
 }
 
+/// median: the median of `values` (not empty).
+[[nodiscard]] inline auto median(std::vector<double> values) -> double {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// MedianInterval: a median and its confidence interval.
+struct MedianInterval {
+  double median = 0;  ///< the median
+  double low = 0;     ///< the interval's lower end
+  double high = 0;    ///< its upper end
+};
+
+/// median_interval: the median and its distribution-free ~95% confidence
+/// interval: the order statistics of ranks n/2 -+ 0.98 sqrt(n) (the normal
+/// approximation of the binomial(n, 1/2) that counts values below the true
+/// median).
+[[nodiscard]] inline auto median_interval(std::vector<double> values) -> MedianInterval {
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  const double half_width = 0.98 * std::sqrt(n);
+  const auto low_rank = static_cast<std::size_t>(std::max(1.0, std::floor(n / 2 - half_width)));
+  const auto high_rank = static_cast<std::size_t>(std::min(n, std::ceil(n / 2 + 1 + half_width)));
+  return {median(values), values[low_rank - 1], values[high_rank - 1]};
+}
+
 }  // namespace memshard::bench
 
 #endif  // MEMSHARD_BENCH_SUPPORT_HPP_

@@ -108,6 +108,9 @@ using memshard::PhpMemcachedCodec;
 using memshard::PhpMemcachedOptions;
 using memshard::Server;
 using memshard::Value;
+using memshard::bench::median;
+using memshard::bench::median_interval;
+using memshard::bench::MedianInterval;
 using Client = memshard::ShardedClient<memshard::KetamaLocator<memshard::Md5>>;
 using Clock = std::chrono::steady_clock;
 
@@ -429,30 +432,6 @@ auto php_arm(std::string name, PhpSide& php, std::string op) -> Arm {
           [&php, op = std::move(op)](std::size_t calls) { return php.run(op, calls); }};
 }
 
-/// median: the median of `values` (not empty).
-auto median(std::vector<double> values) -> double {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-/// Interval: a median with its distribution-free ~95% confidence interval (the
-/// order statistics of ranks n/2 -+ 0.98 sqrt(n)).
-struct Interval {
-  double median = 0;
-  double low = 0;
-  double high = 0;
-};
-
-auto median_interval(std::vector<double> values) -> Interval {
-  std::sort(values.begin(), values.end());
-  const auto n = static_cast<double>(values.size());
-  const double half_width = 0.98 * std::sqrt(n);
-  const auto low_rank = static_cast<std::size_t>(std::max(1.0, std::floor(n / 2 - half_width)));
-  const auto high_rank = static_cast<std::size_t>(std::min(n, std::ceil(n / 2 + 1 + half_width)));
-  return {median(values), values[low_rank - 1], values[high_rank - 1]};
-}
-
 /// Measured: ns per call of each arm (by name) in each timed round.
 class Measured {
  public:
@@ -494,7 +473,7 @@ class Measured {
     for (std::size_t r = 0; r < x.size(); ++r) {
       ratios[r] = x[r] / y[r];
     }
-    const Interval in = median_interval(std::move(ratios));
+    const MedianInterval in = median_interval(std::move(ratios));
     const std::string name = a + "_vs_" + b;
     state.counters[name] = in.median;
     state.counters[name + "_lo"] = in.low;
