@@ -3,14 +3,16 @@
 // byte chooses a decoder (a format, a decompressor, or a peer's codec with the
 // next four bytes as flags), the rest is its input. Every decoder must answer
 // with a value or a CodecError, never crash, throw or exceed its limits; a
-// value it decodes, encoded again by the same format, must decode again; a
-// compressor's stream of the input must decompress to the input.
+// value it decodes, encoded again by the same format, must decode again, and
+// what a peer's codec decodes every peer's codec writes (or refuses) and
+// reads back; a compressor's stream of the input must decompress to the input.
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memshard/codecs/detail/fastlz.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
@@ -58,6 +60,7 @@ auto codecs() -> const std::vector<memshard::AnyCodec>& {
     }
     made.push_back(memshard::make_codec_from_spec("dalli:serializer=JSON,max_depth=64"));
     made.push_back(memshard::make_codec_from_spec("pymemcache:serde=pickle_serde,max_depth=64"));
+    made.push_back(memshard::make_codec_from_spec("dalli:raw=true,max_depth=64"));
     return made;
   }();
   return all;
@@ -159,10 +162,22 @@ extern "C" auto LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t siz
         flags = flags << 8U | static_cast<unsigned char>(bytes[i]);
       }
       const auto decoded = codec.decode(bytes.substr(5), flags);
-      if (decoded.ok()) {
-        const auto encoded = codec.encode(*decoded);
-        if (encoded.ok()) {
-          check(codec.decode(encoded->bytes, encoded->flags).ok());
+      if (!decoded.ok()) {
+        break;
+      }
+      const auto encoded = codec.encode(*decoded);
+      if (encoded.ok()) {
+        check(codec.decode(encoded->bytes, encoded->flags).ok());
+      }
+      // Every codec writes the value, or refuses it, and reads back what it
+      // wrote (within its limits: another codec's text may be longer or count
+      // its nesting otherwise).
+      for (const ms::AnyCodec& other : all) {
+        const auto written = other.encode(*decoded);
+        if (written.ok()) {
+          const auto read = other.decode(written->bytes, written->flags);
+          check(read.ok() || read.code() == ms::CodecErrc::kTooLarge ||
+                read.code() == ms::CodecErrc::kTooDeep);
         }
       }
       break;
