@@ -8,8 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "memshard/codecs/detail/utf8.hpp"
@@ -18,6 +20,7 @@ namespace {
 
 using memshard::detail::is_utf8;
 using memshard::detail::utf8_error_at;
+using memshard::detail::utf8_next;
 
 // sequence_length: the length of the well-formed UTF-8 sequence at `at`, or 0.
 // Decodes the code point and checks it, rather than checking byte ranges.
@@ -243,6 +246,39 @@ TEST(Utf8Test, SequencesAmongAsciiRunsOfEveryLengthAndAlignment) {
     }
   }
   EXPECT_EQ(valid, 18U * 18U * 4U);  // the three good sequences and DEL
+}
+
+TEST(Utf8Test, NextDecodesOneCharacterByTheSameRules) {
+  // Its lengths agree with the decoder above on every string of two bytes
+  // and on the four-byte leads with boundary continuation bytes.
+  std::string text(2, '\0');
+  for (unsigned a = 0; a < 256; ++a) {
+    for (unsigned b = 0; b < 256; ++b) {
+      text[0] = static_cast<char>(a);
+      text[1] = static_cast<char>(b);
+      const auto next = utf8_next(text, 0);
+      ASSERT_EQ(next ? next->second : 0U, sequence_length(text, 0)) << a << ' ' << b;
+    }
+  }
+  const unsigned edges[] = {0x7f, 0x80, 0x8f, 0x90, 0xbf, 0xc0};
+  text.assign(4, '\0');
+  for (unsigned a = 0xe0; a < 256; ++a) {
+    for (const unsigned b : edges) {
+      for (const unsigned c : edges) {
+        text = bytes({a, b, c, 0x80});
+        const auto next = utf8_next(text, 0);
+        ASSERT_EQ(next ? next->second : 0U, sequence_length(text, 0)) << a << ' ' << b << ' ' << c;
+      }
+    }
+  }
+  // The code points, at an offset.
+  const std::string line = "a\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80";
+  EXPECT_EQ(utf8_next(line, 0), (std::pair<char32_t, std::size_t>{U'a', 1}));
+  EXPECT_EQ(utf8_next(line, 1), (std::pair<char32_t, std::size_t>{0xe9, 2}));
+  EXPECT_EQ(utf8_next(line, 3), (std::pair<char32_t, std::size_t>{0x2713, 3}));
+  EXPECT_EQ(utf8_next(line, 6), (std::pair<char32_t, std::size_t>{0x1f600, 4}));
+  EXPECT_EQ(utf8_next(line, 7), std::nullopt);  // a continuation byte
+  static_assert(utf8_next("\xe2\x9c\x93", 0)->first == 0x2713);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "memshard/codecs/codec.hpp"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
 #include "memshard/codecs/json.hpp"
 #include "memshard/codecs/ruby_marshal.hpp"
@@ -218,7 +219,7 @@ class DalliCodec {
     out += '"';
     for (std::size_t at = 0; at < text.size(); ++at) {
       const auto byte = static_cast<unsigned char>(text[at]);
-      if (!binary && byte >= 0x80U && detail::json_utf8_next(text, at)) {
+      if (!binary && byte >= 0x80U && detail::utf8_next(text, at)) {
         return false;  // a non-ASCII character; what remains is one byte at a time
       }
       const char named = ruby_named_escape(byte);

@@ -41,6 +41,7 @@
 
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
+#include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/php_serialize.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
@@ -55,50 +56,6 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 enum class JsonStyle : std::uint8_t { kPhp, kRuby, kCompact };
 
 namespace detail {
-
-/// json_utf8_next: the code point of the UTF-8 sequence at `text[at]` and its
-/// length, or nullopt for a byte sequence that is not UTF-8 (a stray
-/// continuation byte, a truncated or overlong sequence, a surrogate, a code
-/// point above U+10FFFF).
-[[nodiscard]] inline auto json_utf8_next(std::string_view text, std::size_t at) noexcept
-    -> std::optional<std::pair<char32_t, std::size_t>> {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80U) {
-    return std::pair<char32_t, std::size_t>{lead, 1};
-  }
-  std::size_t length = 0;
-  char32_t code = 0;
-  char32_t smallest = 0;
-  if (lead >= 0xc2U && lead <= 0xdfU) {
-    length = 2;
-    code = lead & 0x1fU;
-    smallest = 0x80;
-  } else if (lead >= 0xe0U && lead <= 0xefU) {
-    length = 3;
-    code = lead & 0x0fU;
-    smallest = 0x800;
-  } else if (lead >= 0xf0U && lead <= 0xf4U) {
-    length = 4;
-    code = lead & 0x07U;
-    smallest = 0x10000;
-  } else {
-    return std::nullopt;
-  }
-  if (text.size() - at < length) {
-    return std::nullopt;
-  }
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xc0U) != 0x80U) {
-      return std::nullopt;
-    }
-    code = code << 6U | (byte(i) & 0x3fU);
-  }
-  if (code < smallest || code > 0x10ffffU || (code >= 0xd800U && code <= 0xdfffU)) {
-    return std::nullopt;
-  }
-  return std::pair<char32_t, std::size_t>{code, length};
-}
 
 /// json_append_unit: `\u` and four lower-case hex digits.
 inline void json_append_unit(std::string& out, std::uint32_t unit) {
@@ -118,7 +75,7 @@ inline void json_append_unit(std::string& out, std::uint32_t unit) {
                                              JsonStyle style) -> bool {
   out.push_back('"');
   for (std::size_t at = 0; at < text.size();) {
-    const auto next = json_utf8_next(text, at);
+    const auto next = utf8_next(text, at);
     if (!next) {
       return false;
     }
@@ -531,7 +488,7 @@ class JsonParser {
         return fail("a control character in a string: " + found());
       }
       if (c != '\\') {
-        const auto next = json_utf8_next(text_, pos_);
+        const auto next = utf8_next(text_, pos_);
         if (!next) {
           return fail("a string that is not UTF-8: " + found());
         }

@@ -206,9 +206,6 @@ class PymemcacheCodec {
   // keeps as it is and pymemcache then refuses) or the str is not UTF-8.
   [[nodiscard]] static auto python_repr(std::string_view text, bool bytes, std::string& out)
       -> bool {
-    if (!bytes && !detail::is_utf8(text)) {
-      return false;
-    }
     const bool double_quotes =
         text.find('\'') != std::string_view::npos && text.find('"') == std::string_view::npos;
     const char quote = double_quotes ? '"' : '\'';
@@ -223,17 +220,12 @@ class PymemcacheCodec {
         ++at;
         continue;
       }
-      // A well-formed sequence: its lead byte says how long it is.
-      const std::size_t length = byte < 0xe0U ? 2 : byte < 0xf0U ? 3 : 4;
-      char32_t code = byte & (length == 2 ? 0x1fU : length == 3 ? 0x0fU : 0x07U);
-      for (std::size_t i = 1; i < length; ++i) {
-        code = code << 6U | (static_cast<unsigned char>(text[at + i]) & 0x3fU);
-      }
-      if (detail::python_printable(code)) {
+      const auto next = detail::utf8_next(text, at);
+      if (!next || detail::python_printable(next->first)) {
         return false;
       }
-      python_escape(code, quote, out);
-      at += length;
+      python_escape(next->first, quote, out);
+      at += next->second;
     }
     out += quote;
     return true;

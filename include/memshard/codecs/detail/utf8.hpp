@@ -4,10 +4,13 @@
 
 // codecs/detail/utf8.hpp: is_utf8, whether bytes are well-formed UTF-8 (RFC
 // 3629: no overlong forms, no surrogates, nothing above U+10FFFF), which is
-// what the Python, Java and JSON readers demand of text.
+// what the Python, Java and JSON readers demand of text, and utf8_next, which
+// decodes one character of it.
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "memshard/version.hpp"
 
@@ -32,8 +35,53 @@ namespace detail {
   return at;
 }
 
+/// utf8_next: the code point of the UTF-8 sequence at `text[at]` (at <
+/// text.size()) and its length, or nullopt for a byte sequence that is not
+/// UTF-8 (a stray continuation byte, a truncated or overlong sequence, a
+/// surrogate, a code point above U+10FFFF).
+[[nodiscard]] constexpr auto utf8_next(std::string_view text, std::size_t at) noexcept
+    -> std::optional<std::pair<char32_t, std::size_t>> {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80U) {
+    return std::pair<char32_t, std::size_t>{lead, 1};
+  }
+  std::size_t length = 0;
+  char32_t code = 0;
+  char32_t smallest = 0;
+  if (lead >= 0xc2U && lead <= 0xdfU) {
+    length = 2;
+    code = lead & 0x1fU;
+    smallest = 0x80;
+  } else if (lead >= 0xe0U && lead <= 0xefU) {
+    length = 3;
+    code = lead & 0x0fU;
+    smallest = 0x800;
+  } else if (lead >= 0xf0U && lead <= 0xf4U) {
+    length = 4;
+    code = lead & 0x07U;
+    smallest = 0x10000;
+  } else {
+    return std::nullopt;
+  }
+  if (text.size() - at < length) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xc0U) != 0x80U) {
+      return std::nullopt;
+    }
+    code = code << 6U | (byte(i) & 0x3fU);
+  }
+  if (code < smallest || code > 0x10ffffU || (code >= 0xd800U && code <= 0xdfffU)) {
+    return std::nullopt;
+  }
+  return std::pair<char32_t, std::size_t>{code, length};
+}
+
 /// utf8_error_at: the offset of the first byte that breaks UTF-8 in `text`,
-/// or text.size() when it is all well-formed.
+/// or text.size() when it is all well-formed (the rules of utf8_next,
+/// checked without decoding: this is on every text read's path).
 [[nodiscard]] constexpr auto utf8_error_at(std::string_view text) noexcept -> std::size_t {
   std::size_t at = 0;
   while (at < text.size()) {
