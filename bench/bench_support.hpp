@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memshard/server.hpp"
@@ -267,6 +268,29 @@ struct MedianInterval {
   double low = 0;     ///< the interval's lower end
   double high = 0;    ///< its upper end
 };
+
+/// interleaved_rounds: `warmup` + `rounds` rounds, each calling
+/// `run(index, timed)` once for every index below `count` in a fresh random
+/// order (from `seed`): each one is equally often first, last, or after any
+/// other, whose work may leave the machine or the servers busy or idle;
+/// `timed` is false in the warm-up rounds.
+template <class Run>
+void interleaved_rounds(std::size_t count, std::size_t warmup, std::size_t rounds,
+                        std::uint64_t seed, Run run) {
+  std::vector<std::size_t> order(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    order[i] = i;
+  }
+  SplitMix64 random(seed);
+  for (std::size_t round = 0; round < warmup + rounds; ++round) {
+    for (std::size_t i = count; i > 1; --i) {
+      std::swap(order[i - 1], order[random.below(i)]);
+    }
+    for (const std::size_t index : order) {
+      run(index, round >= warmup);
+    }
+  }
+}
 
 /// median_interval: the median and its distribution-free ~95% confidence
 /// interval: the order statistics of ranks n/2 -+ 0.98 sqrt(n) (the normal

@@ -506,22 +506,13 @@ auto interleave(const std::vector<Arm>& arms) -> Measured {
   const std::size_t rounds =
       memshard::bench::env_count("MEMSHARD_BENCH_CODECS_ROUNDS", kDefaultRounds, 5);
   std::vector<std::vector<double>> ns(arms.size());
-  std::vector<std::size_t> order(arms.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  memshard::bench::SplitMix64 random(0x636F64656373ULL);
-  for (std::size_t round = 0; round < kWarmupRounds + rounds; ++round) {
-    for (std::size_t i = order.size(); i > 1; --i) {
-      std::swap(order[i - 1], order[random.below(i)]);
-    }
-    for (const std::size_t a : order) {
-      const double time = arms[a].run(kBatch);
-      if (round >= kWarmupRounds) {
-        ns[a].push_back(time / static_cast<double>(kBatch));
-      }
-    }
-  }
+  memshard::bench::interleaved_rounds(arms.size(), kWarmupRounds, rounds, 0x636F64656373ULL,
+                                      [&](std::size_t a, bool timed) {
+                                        const double time = arms[a].run(kBatch);
+                                        if (timed) {
+                                          ns[a].push_back(time / static_cast<double>(kBatch));
+                                        }
+                                      });
   return Measured(arms, std::move(ns));
 }
 

@@ -49,27 +49,16 @@ using Rounds = std::vector<std::vector<double>>;
   for (auto& row : ns) {
     row.reserve(rounds);
   }
-  std::vector<std::size_t> order(count);
-  for (std::size_t c = 0; c < count; ++c) {
-    order[c] = c;
-  }
-  SplitMix64 random(0x726F756E6473ULL);
-  for (std::size_t round = 0; round < kWarmupRounds + rounds; ++round) {
-    // A fresh random order every round: each contender is equally often first,
-    // last, or after any other (whose traffic may leave servers busy or idle).
-    for (std::size_t i = count; i > 1; --i) {
-      std::swap(order[i - 1], order[random.below(i)]);
-    }
-    for (const std::size_t c : order) {
-      const auto start = Clock::now();
-      failed += contenders[c].run(batch);
-      const auto stop = Clock::now();
-      if (round >= kWarmupRounds) {
-        ns[c].push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
-                        static_cast<double>(batch));
-      }
-    }
-  }
+  interleaved_rounds(
+      count, kWarmupRounds, rounds, 0x726F756E6473ULL, [&](std::size_t c, bool timed) {
+        const auto start = Clock::now();
+        failed += contenders[c].run(batch);
+        const auto stop = Clock::now();
+        if (timed) {
+          ns[c].push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
+                          static_cast<double>(batch));
+        }
+      });
   return ns;
 }
 
