@@ -355,7 +355,9 @@ class KetamaLocator {
   static void append_number(std::string& out, std::size_t value) {
     char digits[24];
     const auto result = std::to_chars(digits, digits + sizeof digits, value);
-    out.append(digits, result.ptr);
+    // A length, not an end pointer: g++ 12 at -O2 warns falsely (-Wstringop-overflow) on
+    // append(first, last) inlined into some callers.
+    out.append(digits, static_cast<std::size_t>(result.ptr - digits));
   }
 
   static void append_point_prefix(std::string& out, const Server& server, PointFormat format) {
