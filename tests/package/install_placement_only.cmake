@@ -1,20 +1,24 @@
 # SPDX-License-Identifier: MIT
 # cmake -DSOURCE_DIR=<memshard> -DBINARY_DIR=<dir> -DPREFIX=<dir> -DCXX=<compiler>
-#       -DGENERATOR=<generator> -P install_placement_only.cmake
+#       -DGENERATOR=<generator> [-DWERROR=ON|OFF] -P install_placement_only.cmake
 # Configures memshard where libmemcached cannot be found, checks that it says it builds
 # placement only and skips what needs libmemcached, installs it into PREFIX, and checks that
-# the prefix holds placement and nothing of the client.
+# the prefix holds placement and nothing of the client. WERROR (MEMSHARD_WERROR, default OFF)
+# is passed on, so that the test builds memshard-locate as strictly as its caller's build.
 foreach(var IN ITEMS SOURCE_DIR BINARY_DIR PREFIX CXX GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_placement_only.cmake: ${var} is not set")
   endif()
 endforeach()
+if(NOT DEFINED WERROR)
+  set(WERROR OFF)
+endif()
 
 file(REMOVE_RECURSE "${BINARY_DIR}" "${PREFIX}")
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
           "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_INSTALL_PREFIX=${PREFIX}"
-          -DCMAKE_DISABLE_FIND_PACKAGE_Libmemcached=ON
+          -DCMAKE_DISABLE_FIND_PACKAGE_Libmemcached=ON "-DMEMSHARD_WERROR=${WERROR}"
   OUTPUT_VARIABLE out
   ERROR_VARIABLE out
   RESULT_VARIABLE rc)
