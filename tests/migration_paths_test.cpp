@@ -865,4 +865,247 @@ TEST_F(MigrationTest, StrictModeFillsALeaseWithTheOldCopy) {
   EXPECT_EQ(client.migration_stats().leases_won, 1U + rest.size());
 }
 
+// A move before an operation that needs the key's value (append here) is
+// validated like a copy: a delete that completed between the move's read of
+// the old copy and its add on the new owner revokes the moved copy, so the
+// append finds no value, as it would after the delete.
+TEST_F(ScriptedOldOwner, AMoveRacingADeleteDoesNotBringTheDeletedValueBack) {
+  for (const MigrationConsistency consistency :
+       {MigrationConsistency::kFast, MigrationConsistency::kStrict}) {
+    SCOPED_TRACE(consistency == MigrationConsistency::kFast ? "kFast" : "kStrict");
+    std::atomic<int> reads{0};
+    memshard::testing::ScriptedServer old([&](std::string_view line, std::size_t) -> std::string {
+      if (line.starts_with("mg ")) {
+        // The move reads v0; by its validation a clone's remove() has
+        // deleted the old copy (and found nothing on the new owner yet).
+        return reads.fetch_add(1) == 0 ? "VA 2 f0 t100 c5\r\nv0\r\n" : "EN\r\n";
+      }
+      if (line.starts_with("mn")) {
+        return "MN\r\n";
+      }
+      return "HD\r\n";
+    });
+    const Setup set = setup(old.port());
+    ASSERT_EQ(new_owner(set).command("flush_all"), "OK\r\n");
+    Client client(set.before, options());
+    MigrationOptions migration;
+    migration.consistency = consistency;
+    client.begin_migration(set.after, migration);
+    const auto appended = client.append(set.key, "x");
+    EXPECT_EQ(appended.code(), Errc::kNotStored) << appended;
+    EXPECT_EQ(reads.load(), 2) << "the move validates its copy";
+    EXPECT_FALSE(new_owner(set).command("get " + set.key).starts_with("VALUE"))
+        << "the move brought back a value a completed delete removed";
+    EXPECT_EQ(client.migration_stats().copies_revoked, 1U);
+    EXPECT_EQ(client.migration_stats().counters_moved, 0U);
+  }
+}
+
+// A read-through whose copy is stored while the window ends: from the end on
+// writers no longer delete old copies, so the copy's validation (the old copy
+// unchanged) proves nothing and the copy revokes itself.
+TEST_F(ScriptedOldOwner, ACopyStoredAcrossTheCommitRevokesItself) {
+  std::atomic<int> reads{0};
+  Client* writer = nullptr;
+  std::string key;
+  memshard::testing::ScriptedServer old([&](std::string_view line, std::size_t) -> std::string {
+    if (line.starts_with("mg ")) {
+      if (reads.fetch_add(1) == 0) {
+        // While the old copy is read: the window is committed and a writer
+        // deletes the key, on the new owner only (it has nothing yet).
+        EXPECT_TRUE(writer->commit_migration());
+        EXPECT_EQ(writer->remove(key).code(), Errc::kNotFound);
+      }
+      return "VA 2 f0 t100 c5\r\nv0\r\n";  // unchanged: nobody deletes old copies now
+    }
+    if (line.starts_with("mn")) {
+      return "MN\r\n";
+    }
+    return "HD\r\n";
+  });
+  const Setup set = setup(old.port());
+  key = set.key;
+  Client client(set.before, options());
+  Client clone = client.clone();
+  writer = &clone;
+  client.begin_migration(set.after);
+  auto got = client.get(set.key);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(reads.load(), 2);
+  EXPECT_FALSE(new_owner(set).command("get " + set.key).starts_with("VALUE"))
+      << "a copy stored across the commit brought back a deleted value";
+  EXPECT_EQ(client.migration_stats().copies_revoked, 1U);
+  EXPECT_FALSE(client.migration_stats().active);
+}
+
+// abort_migration() after an invalidation that failed (the old owner was
+// ejected): the key stays in the old owner's recovery journal, which deletes
+// the old value before the server serves again.
+TEST_F(MigrationTest, AnAbortAfterAFailedInvalidationNeverBringsBackTheOldValue) {
+  const auto before = list(0, 1);
+  const auto after = list(1, 1);
+  ClientOptions opts = options();
+  opts.connect_timeout = std::chrono::milliseconds{100};
+  opts.io_timeout = std::chrono::milliseconds{100};
+  opts.failure_limit = 1;
+  opts.retry_interval = std::chrono::milliseconds{300};
+  Client client(before, opts);
+  ASSERT_TRUE(client.set("k", "v0"));
+  ASSERT_TRUE(client.set("other", "o"));
+  client.begin_migration(after);
+  ASSERT_EQ(::kill(server(0).pid(), SIGSTOP), 0);
+  (void)client.get("other");  // its fallback read times out: the old owner is ejected
+  ASSERT_EQ(::kill(server(0).pid(), SIGCONT), 0);
+  ASSERT_TRUE(client.set("k", "v1"));
+  EXPECT_EQ(client.migration_stats().invalidations_failed, 1U);
+  ASSERT_TRUE(client.abort_migration());
+  EXPECT_EQ(client.migration_stats().invalidations_failed, 1U) << "the last window's figures";
+  EXPECT_FALSE(client.migration_stats().active);
+  // Until the retry interval has passed the server is out; then it is probed.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  memshard::Result<std::optional<memshard::Item>> got = client.get("k");
+  while (!got.ok() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    got = client.get("k");
+  }
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(got.value().has_value()) << "v0 came back: " << got.value()->value;
+  EXPECT_FALSE(holds(before[0], "k"));
+}
+
+// kFailover with the new owner ejected: its keys go to another server of the
+// new ring, which gets no copy of the old owner's value (nothing would
+// invalidate it once the owner is back).
+TEST_F(MigrationTest, AFailoverServerGetsNoCopy) {
+  const auto before = list(0, 1);
+  const auto after = list(1, 2);
+  ClientOptions opts = options();
+  opts.failure_policy = memshard::FailurePolicy::kFailover;
+  opts.failure_limit = 1;
+  opts.retry_interval = std::chrono::seconds{30};
+  Client client(before, opts);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; ++i) {
+    keys.push_back("fo:" + std::to_string(i));
+    ASSERT_TRUE(client.set(keys.back(), "v0"));
+  }
+  const Ring fresh(after);
+  const auto owned_by_1 =
+      std::ranges::find_if(keys, [&](const std::string& key) { return fresh.locate(key) == 0; });
+  ASSERT_NE(owned_by_1, keys.end());
+  const std::string& key = *owned_by_1;
+  client.begin_migration(after);
+  server(1).stop();       // the new owner
+  (void)client.get(key);  // ejects it
+  auto got = client.get(key);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got.value().has_value());
+  EXPECT_EQ(got.value()->value, "v0");  // read on the old owner
+  const std::vector<std::string_view> one{key};
+  const auto many = client.get_multi(one);
+  ASSERT_TRUE(many.items[0].has_value());
+  EXPECT_EQ(client.migrate_key(key), memshard::KeyMigration::kNewOwnerFailed);
+  EXPECT_FALSE(holds(after[1], key)) << "the failover server got a copy";
+  EXPECT_TRUE(holds(before[0], key));
+  EXPECT_EQ(client.migration_stats().copies_stored, 0U);
+}
+
+// Inside a window a write keeps to the call's one deadline, the invalidation
+// of the old copy included; a batch keeps to one deadline for all its keys.
+TEST_F(MigrationTest, AWriteInAWindowKeepsToOneCallBudget) {
+  const auto before = list(0, 1);
+  const auto after = list(1, 1);
+  ClientOptions opts = options();
+  opts.connect_timeout = std::chrono::milliseconds{50};
+  opts.io_timeout = std::chrono::milliseconds{150};  // a call's budget: 200 ms
+  Client client(before, opts);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 5; ++i) {
+    keys.push_back("budget:" + std::to_string(i));
+    ASSERT_TRUE(client.set(keys.back(), "1"));
+  }
+  client.begin_migration(after);
+  ASSERT_TRUE(client.get(keys[0]).ok());  // both connections open
+  ASSERT_EQ(::kill(server(0).pid(), SIGSTOP), 0);
+  ASSERT_EQ(::kill(server(1).pid(), SIGSTOP), 0);
+  const auto timed = [](auto&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+  };
+  // Two budgets would be 350 ms at least (the write's I/O timeout, then a
+  // fresh budget for the invalidation); the slack is for scheduling.
+  const auto budget = std::chrono::milliseconds{200};
+  const auto slack = std::chrono::milliseconds{100};
+  EXPECT_LT(timed([&] { EXPECT_FALSE(client.set(keys[0], "v")); }), budget + slack);
+  EXPECT_LT(timed([&] { EXPECT_FALSE(client.incr(keys[1], 1).ok()); }), budget + slack);
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const auto& key : keys) {
+    items.emplace_back(key, "v");
+  }
+  EXPECT_LT(timed([&] {
+              const auto written = client.set_multi(items);
+              for (const auto& status : written.statuses) {
+                EXPECT_FALSE(status.ok());
+              }
+            }),
+            budget + slack);
+  EXPECT_LT(timed([&] { (void)client.delete_multi(keys); }), budget + slack);
+  ASSERT_EQ(::kill(server(0).pid(), SIGCONT), 0);
+  ASSERT_EQ(::kill(server(1).pid(), SIGCONT), 0);
+}
+
+// The servers an aborted window copied values to keep those copies: a new
+// window onto them is refused until the caller says they were flushed.
+TEST_F(MigrationTest, ANewWindowOntoServersAnAbortedOneCopiedToIsRefusedUntilFlushed) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 200);
+  ASSERT_TRUE(client.set(keys.moved.at(0), "v0"));
+  client.begin_migration(after);
+  ASSERT_TRUE(client.get(keys.moved.at(0)).value().has_value());  // copied to server 4
+  ASSERT_TRUE(client.abort_migration());
+  EXPECT_EQ(client.migration_stats().copies_stored, 1U);
+  try {
+    client.begin_migration(after);
+    ADD_FAILURE() << "a window onto a server with an aborted window's copies began";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find(after[4].endpoint()), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(client.migration_stats().active);
+  client.begin_migration(list(0, 3));  // servers with no copies: fine
+  ASSERT_TRUE(client.abort_migration());
+  ASSERT_EQ(server(4).command("flush_all"), "OK\r\n");
+  MigrationOptions flushed;
+  flushed.aborted_copies_flushed = true;
+  client.begin_migration(after, flushed);
+  EXPECT_TRUE(client.migration_stats().active);
+  EXPECT_TRUE(client.commit_migration());
+}
+
+// The meta connections that read through take values as large as the
+// client's max_value_size (a server started with a larger -I).
+TEST(MigrationLargeValues, AValueOverOneMebibyteIsReadThrough) {
+  MemcachedServer old = MemcachedServer::with_args({"-I", "4m"});
+  MemcachedServer fresh = MemcachedServer::with_args({"-I", "4m"});
+  ClientOptions opts;
+  opts.max_value_size = 3U << 20U;
+  opts.failure_limit = 100;
+  const std::vector<Server> before{memshard::parse_server(old.spec())};
+  const std::vector<Server> after{memshard::parse_server(fresh.spec())};
+  Client client(before, opts);
+  const std::string value(std::size_t{2} << 20U, 'v');
+  ASSERT_TRUE(client.set("big", value));
+  client.begin_migration(after);
+  auto got = client.get("big");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got.value().has_value()) << "a 2 MiB value read through as a miss";
+  EXPECT_EQ(got.value()->value.size(), value.size());
+  EXPECT_EQ(client.migration_stats().copies_stored, 1U);
+  EXPECT_TRUE(fresh.command("mg big s").starts_with("HD s2097152"));
+}
+
 }  // namespace

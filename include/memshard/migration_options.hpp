@@ -63,6 +63,12 @@ struct MigrationOptions {
   /// holder never fills it (a crashed reader); others read the old owner
   /// meanwhile.
   std::chrono::seconds lease_ttl{3};
+  /// aborted_copies_flushed: the caller flushed the servers that an earlier,
+  /// aborted window copied values to. Without it, begin_migration() refuses
+  /// (ConfigError) a window that places keys on such a server: no writer
+  /// invalidated its copies after the abort, so they would be served as
+  /// fresh hits.
+  bool aborted_copies_flushed = false;
 };
 
 /// validate_migration_options: throws ConfigError for options that cannot

@@ -710,9 +710,12 @@ class ShardedClient {
   auto commit_migration() -> bool { return end_migration(true); }
 
   /// abort_migration: ends the window by going back to the old placement.
-  /// Safe: every write in the window invalidated the old copy. (The new
-  /// servers keep the window's copies: flush them before migrating to them
-  /// again.) Answers whether a migration was running.
+  /// Safe: every write in the window invalidated the old copy, or left the
+  /// key in the old server's recovery journal when the invalidation failed.
+  /// The servers that received the window's copies keep them: a later
+  /// begin_migration() placing keys on them throws ConfigError until they
+  /// are flushed (MigrationOptions::aborted_copies_flushed). Answers whether
+  /// a migration was running.
   auto abort_migration() -> bool { return end_migration(false); }
 
   /// migrate_key: copies one key of the running migration to its new owner
@@ -735,10 +738,11 @@ class ShardedClient {
   }
 
   /// migration_stats: the running migration's counters, summed over the
-  /// family; all zero with `active` false when none runs.
+  /// family; once it ended (commit or abort), the last window's counters
+  /// with `active` false; all zero when no migration ever ran.
   [[nodiscard]] auto migration_stats() const -> MigrationStats {
     const std::shared_ptr<const Snapshot> now = view();
-    return now->migration ? now->migration->state->stats() : MigrationStats{};
+    return now->migration ? now->migration->state->stats() : fleet_->last_migration_stats();
   }
 
  private:
@@ -862,6 +866,9 @@ class ShardedClient {
     refresh();
     core_.forget_avoid();
     const std::size_t primary = snapshot_->locate(key);
+    if (core_.expired()) [[unlikely]] {
+      return core_.unsent(primary);  // an earlier step of the call took its budget
+    }
     detail::Route route = route_from(primary, key);
     if (!route.status.ok()) {
       if (access == Access::kWrite) {
@@ -1058,9 +1065,10 @@ class ShardedClient {
     refresh();
     core_.start_call();
     if (snapshot_->migration) [[unlikely]] {
-      // Each key by the window's rules (docs/migration.md), one call each.
+      // Each key by the window's rules (docs/migration.md), all by the
+      // batch's one deadline: a key not sent by then times out unsent.
+      (void)core_.call_deadline();
       for (std::size_t i = 0; i < keys.size(); ++i) {
-        core_.start_call();
         out.statuses[i] = kind == detail::WriteKind::kDelete
                               ? remove_sent(keys[i])
                               : window().write(keys[i], write_rule(kind), [&] {
@@ -1418,14 +1426,14 @@ class ShardedClient {
   std::vector<memcached_return_t> codes_;               // a group's answers
   std::string cause_;                                   // why a group failed
   detail::MultiWriter writer_;
-  std::shared_ptr<Fleet<L>> fleet_;           // shared by the family
-  std::shared_ptr<const Snapshot> snapshot_;  // the one this client's calls run on
-  const L* locator_ = nullptr;                // snapshot_->locator
-  std::uint64_t generation_ = 0;              // snapshot_->generation
-  bool redirected_ = false;                   // the current call goes to a failover server
-  detail::ClientCore core_;                   // connections, health rules, finish
-  detail::MetaPool meta_;                     // meta connections (migration)
-  detail::BatchPlan plan_;                    // the routing of the current multi-get
+  std::shared_ptr<Fleet<L>> fleet_;                 // shared by the family
+  std::shared_ptr<const Snapshot> snapshot_;        // the one this client's calls run on
+  const L* locator_ = nullptr;                      // snapshot_->locator
+  std::uint64_t generation_ = 0;                    // snapshot_->generation
+  bool redirected_ = false;                         // the current call goes to a failover server
+  detail::ClientCore core_;                         // connections, health rules, finish
+  detail::MetaPool meta_{options_.max_value_size};  // meta connections (migration, batches)
+  detail::BatchPlan plan_;                          // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
   detail::MigratedMultiGet migrated_;  // the second fan-out of a migration window

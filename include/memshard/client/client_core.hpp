@@ -129,6 +129,21 @@ class ClientCore {
     return call_deadline_;
   }
 
+  /// expired: whether this call's deadline, once set, has passed: a request
+  /// of the call not sent yet is not sent at all (unsent()). One branch while
+  /// the call has not read the clock.
+  [[nodiscard]] auto expired() const noexcept -> bool {
+    return call_deadline_ != 0 && steady_now_ns() >= call_deadline_;
+  }
+
+  /// unsent: the timeout of a request to `server` that was not sent because
+  /// its call's deadline had passed; nothing is recorded in the server's
+  /// health (nothing is known of it).
+  [[nodiscard]] auto unsent(std::size_t server) const -> Status {
+    return Status(Errc::kTimeout, MEMCACHED_TIMEOUT, server,
+                  deadline_cause() + " before the request was sent");
+  }
+
   /// watch: holds one libmemcached call on `memc` to `deadline` while the
   /// returned object lives (client/deadline_watch.hpp).
   [[nodiscard]] auto watch(memcached_st* memc, std::int64_t now, std::int64_t deadline) noexcept

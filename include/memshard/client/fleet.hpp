@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -163,6 +164,7 @@ class Fleet {
       detail::throw_config_error("a migration is already running",
                                  "commit_migration() or abort_migration() first");
     }
+    check_aborted_copies(servers, options);
     const FleetSnapshot<L>& old = *current_;
     auto next = std::make_shared<FleetSnapshot<L>>();
     auto placement = std::make_shared<MigrationPlacement<L>>();
@@ -200,6 +202,16 @@ class Fleet {
       return false;
     }
     const MigrationPlacement<L>& migration = *current_->migration;
+    // Copies in flight revoke themselves from here on (MigrationState::end).
+    migration.state->end();
+    last_state_ = migration.state;
+    if (!commit) {
+      for (std::size_t m = 0; m < current_->members.size(); ++m) {
+        if (migration.state->received_copies(m)) {
+          aborted_copies_.insert(current_->members.servers[m].endpoint());
+        }
+      }
+    }
     auto next = std::make_shared<FleetSnapshot<L>>();
     std::vector<Server> servers = commit ? current_->servers() : migration.servers;
     next->placed = servers.size();
@@ -210,7 +222,42 @@ class Fleet {
     return true;
   }
 
+  /// last_migration_stats: the counters of the last migration that ended
+  /// (`active` false), all zero when none has.
+  [[nodiscard]] auto last_migration_stats() const -> MigrationStats {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return last_state_ ? last_state_->stats() : MigrationStats{};
+  }
+
  private:
+  // A new window must not place keys on a server that an aborted window
+  // copied values to: no writer invalidated those copies after the abort,
+  // so they would be served as fresh hits. The caller who flushed them says
+  // so (MigrationOptions::aborted_copies_flushed). The caller holds the mutex.
+  void check_aborted_copies(std::span<const Server> servers, const MigrationOptions& options) {
+    if (aborted_copies_.empty()) {
+      return;
+    }
+    if (options.aborted_copies_flushed) {
+      for (const Server& server : servers) {
+        aborted_copies_.erase(server.endpoint());
+      }
+      return;
+    }
+    std::string holding;
+    for (const Server& server : servers) {
+      if (aborted_copies_.contains(server.endpoint())) {
+        holding.append(holding.empty() ? "" : ", ").append(server.endpoint());
+      }
+    }
+    if (!holding.empty()) {
+      detail::throw_config_error(
+          "an aborted migration copied values to these servers, which may now be stale (flush "
+          "them, then set MigrationOptions::aborted_copies_flushed)",
+          holding);
+    }
+  }
+
   static void check(std::span<const Server> servers, const std::shared_ptr<const L>& locator) {
     validate_servers(servers);
     if (!locator) {
@@ -235,6 +282,8 @@ class Fleet {
   detail::HealthRegistry registry_;
   mutable std::mutex mutex_;
   std::shared_ptr<const FleetSnapshot<L>> current_;
+  std::shared_ptr<const detail::MigrationState> last_state_;  // of the last window that ended
+  std::set<std::string> aborted_copies_;  // endpoints an aborted window copied to
   std::atomic<std::uint64_t> generation_{0};
 };
 

@@ -10,6 +10,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -74,6 +75,16 @@ namespace detail {
 /// MetaPool: see the file comment. Not thread-safe: one client, one thread.
 class MetaPool {
  public:
+  /// MetaPool: connections that accept values of `max_value_size` bytes
+  /// (ClientOptions::max_value_size, for servers started with a larger -I),
+  /// and at least MetaLimits::kDefaultMaxValue.
+  explicit MetaPool(std::size_t max_value_size = MetaLimits::kDefaultMaxValue) {
+    options_.limits.max_value = std::max(max_value_size, MetaLimits::kDefaultMaxValue);
+  }
+
+  /// max_value: the largest value a connection of the pool reads.
+  [[nodiscard]] auto max_value() const noexcept -> std::size_t { return options_.limits.max_value; }
+
   /// bind: moves to `members`; connections to servers that stay (same host
   /// and port) are kept, with what is known of their meta support.
   void bind(const Membership& members) {
@@ -92,6 +103,8 @@ class MetaPool {
       const auto found = open.find(hosts_.back());
       if (found != open.end()) {
         slots_[s] = std::move(found->second);
+      } else {
+        slots_[s].connection = MetaConnection(options_);
       }
     }
   }
@@ -128,6 +141,7 @@ class MetaPool {
     bool started = false;
     bool no_meta = false;
   };
+  MetaConnectionOptions options_;
   std::vector<Slot> slots_;
   std::vector<std::pair<std::string, std::uint16_t>> hosts_;
 };

@@ -58,7 +58,9 @@ class MigrationState {
 
   /// A state for `members` members, none tainted.
   explicit MigrationState(std::size_t members)
-      : taint_(std::make_unique<std::atomic<std::uint8_t>[]>(members)), size_(members) {}
+      : taint_(std::make_unique<std::atomic<std::uint8_t>[]>(members)),
+        copied_(std::make_unique<std::atomic<std::uint8_t>[]>(members)),
+        size_(members) {}
 
   /// count: adds one to `counter`.
   static void count(std::atomic<std::uint64_t>& counter) noexcept {
@@ -80,14 +82,39 @@ class MigrationState {
     }
   }
 
-  /// stats: the counters as MigrationStats (`active` set).
+  /// copied_to: member `m` received a copy of this migration (a read-through,
+  /// a move or a lease's fill): after an abort it may hold values that no
+  /// writer invalidates.
+  void copied_to(std::size_t m) noexcept {
+    if (m < size_) {
+      copied_[m].store(1, std::memory_order_relaxed);
+    }
+  }
+
+  /// received_copies: whether member `m` received a copy.
+  [[nodiscard]] auto received_copies(std::size_t m) const noexcept -> bool {
+    return m < size_ && copied_[m].load(std::memory_order_relaxed) != 0;
+  }
+
+  /// end: the window ends (commit or abort), before the fleet publishes the
+  /// snapshot without it. From then on writers no longer invalidate old
+  /// copies, so a copy made across the end cannot be validated: ended()
+  /// tells the copy to revoke itself.
+  void end() noexcept { ended_.store(true, std::memory_order_seq_cst); }
+
+  /// ended: whether end() was called.
+  [[nodiscard]] auto ended() const noexcept -> bool {
+    return ended_.load(std::memory_order_seq_cst);
+  }
+
+  /// stats: the counters as MigrationStats (`active` while the window runs).
   [[nodiscard]] auto stats() const noexcept -> MigrationStats {
     const auto get = [](const std::atomic<std::uint64_t>& counter) {
       return counter.load(std::memory_order_relaxed);
     };
     const Counters& c = counters_;
     MigrationStats out;
-    out.active = true;
+    out.active = !ended();
     out.new_hits = get(c.new_hits);
     out.same_owner_misses = get(c.same_owner_misses);
     out.fallback_hits = get(c.fallback_hits);
@@ -113,8 +140,10 @@ class MigrationState {
  private:
   Counters counters_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> taint_;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> copied_;
   std::size_t size_ = 0;
   std::atomic<std::uint64_t> tainted_{0};
+  std::atomic<bool> ended_{false};
 };
 
 }  // namespace detail

@@ -130,12 +130,10 @@ class MigrationPaths {
       MigrationState::count(c.copies_failed);
       return {KeyMigration::kNewOwnerFailed, 0};
     }
+    state_->copied_to(fresh);
     MigrationState::count(c.copies_stored);
     MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
-    // Validate: a writer deletes the old copy before the new one, so an old
-    // copy that is unchanged now means no write has finished since the read.
-    const OldRead again = fetch(old, key, fallback_deadline());
-    if (again.kind != OldRead::Kind::kHit || again.item.cas != found.item.cas) {
+    if (!still_valid(old, key, found)) {
       (void)remove(fresh, key, copy_cas);
       MigrationState::count(c.copies_revoked);
       return {KeyMigration::kRevoked, 0};
@@ -148,13 +146,16 @@ class MigrationPaths {
 
   /// move: before an operation that needs the key's current value on the new
   /// owner (incr, append, replace, touch, add): reads the old copy, copies it
-  /// to `fresh` and deletes the old one whatever the move rule says (a counter
-  /// always moves). Answers whether a value was moved.
+  /// to `fresh`, validates the copy as copy_forward() does (a delete or write
+  /// that finished meanwhile revokes it: the operation then finds no value,
+  /// as it would after that delete), and deletes the old one whatever the
+  /// move rule says (a counter always moves). Answers whether a value was
+  /// moved.
   auto move(std::size_t fresh, std::size_t old, std::string_view key) -> bool {
     const OldRead found = read_old(old, key);
     if (found.kind != OldRead::Kind::kHit) {
       if (found.kind == OldRead::Kind::kSkipped) {
-        invalidate(old, key);  // taints it when the old copy cannot be reached
+        (void)invalidate(old, key);  // journals it when the old copy cannot be reached
       }
       return false;
     }
@@ -163,24 +164,38 @@ class MigrationPaths {
       std::uint64_t copy_cas = 0;
       moved = memcached_success(add(fresh, key, found.item, *exptime, copy_cas));
       if (moved) {
-        MigrationState::count(counters().counters_moved);
+        state_->copied_to(fresh);
+        if (still_valid(old, key, found)) {
+          MigrationState::count(counters().counters_moved);
+        } else {
+          (void)remove(fresh, key, copy_cas);
+          MigrationState::count(counters().copies_revoked);
+          moved = false;
+        }
       }
     }
-    invalidate(old, key);
+    (void)invalidate(old, key);
     return moved;
   }
 
-  /// invalidate: deletes the old copy after a write. A deletion that cannot
-  /// be sent or fails taints the old server: it is not read again in this
-  /// migration, since its copy may now be stale.
-  void invalidate(std::size_t old, std::string_view key) {
+  /// invalidate: deletes the old copy after a write; answers the delete's
+  /// code. A deletion that fails taints the old server (it is not read again
+  /// in this migration, since its copy may now be stale), and one that fails
+  /// or that the call's deadline left no time for leaves the key in the old
+  /// server's recovery journal, which deletes it before the server serves
+  /// again, in this window or after an abort.
+  auto invalidate(std::size_t old, std::string_view key) -> memcached_return_t {
     MigrationState::Counters& c = counters();
     MigrationState::count(c.invalidations);
-    const memcached_return_t rc = remove(old, key, 0);
-    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+    const Answer answer = delete_on(old, key, 0);
+    if (answer.rc != MEMCACHED_SUCCESS && answer.rc != MEMCACHED_NOTFOUND) {
       MigrationState::count(c.invalidations_failed);
-      state_->taint(old);
+      core_->remember(old, key);
+      if (answer.sent || core_->options().journal_capacity == 0) {
+        state_->taint(old);
+      }
     }
+    return answer.rc;
   }
 
   /// StrictRead: what strict_read() found: the item, or a failure of the new
@@ -259,6 +274,7 @@ class MigrationPaths {
         },
         [](memcached_st*) { return MEMCACHED_NOT_SUPPORTED; });
     if (filled.rc == MEMCACHED_SUCCESS) {
+      state_->copied_to(fresh);
       MigrationState::count(c.copies_stored);
       MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
       out.item->cas = filled.reply.cas.value_or(0);
@@ -277,21 +293,21 @@ class MigrationPaths {
   /// not 0 and the server has meta commands): MEMCACHED_SUCCESS,
   /// MEMCACHED_NOTFOUND, MEMCACHED_DATA_EXISTS (another value), or a failure.
   auto remove(std::size_t s, std::string_view key, std::uint64_t cas) -> memcached_return_t {
-    MetaDeleteFlags flags;
-    if (cas != 0) {
-      flags.cas = cas;
-    }
-    return request(
-               s, "delete", io_deadline(),
-               [&](MetaConnection& link, MetaDeadline deadline) {
-                 return link.remove(key, flags, deadline);
-               },
-               [&](memcached_st* memc) { return delete_key(memc, key); })
-        .rc;
+    return delete_on(s, key, cas).rc;
   }
 
  private:
   using Deadline = std::int64_t;  // steady clock ns
+
+  // Whether the copy of `found` just stored may stay: a writer deletes the
+  // old copy before the new one, so an old copy that is unchanged now means
+  // no write has finished since the read; and the window has not ended (from
+  // then on writers no longer delete old copies, so the check proves nothing).
+  auto still_valid(std::size_t old, std::string_view key, const OldRead& found) -> bool {
+    const OldRead again = fetch(old, key, fallback_deadline());
+    return again.kind == OldRead::Kind::kHit && again.item.cas == found.item.cas &&
+           !state_->ended();
+  }
 
   void count_fallback(const OldRead& found) noexcept {
     MigrationState::Counters& c = counters();
@@ -314,6 +330,7 @@ class MigrationPaths {
     memcached_return_t rc = MEMCACHED_SUCCESS;
     MetaReply reply;
     Status status;
+    bool sent = true;  ///< false: the deadline had passed before it was sent
   };
 
   // One request to member `s` through its health: over the meta protocol
@@ -322,6 +339,10 @@ class MigrationPaths {
   template <class ByMeta, class ByHandle>
   auto request(std::size_t s, std::string_view operation, Deadline deadline, ByMeta&& by_meta,
                ByHandle&& by_handle) -> Answer {
+    if (steady_now_ns() >= deadline) {
+      // An earlier step took the call's time: not sent, nothing recorded.
+      return {MEMCACHED_TIMEOUT, MetaReply{}, core_->unsent(s), false};
+    }
     Route route = core_->route(s, false, [s](auto) { return s; });
     if (!route.status.ok()) {
       return {MEMCACHED_SERVER_TEMPORARILY_DISABLED, MetaReply{}, std::move(route.status)};
@@ -351,6 +372,20 @@ class MigrationPaths {
     }
     Status status = core_->finish(route, rc, operation);
     return {rc, MetaReply{}, std::move(status)};
+  }
+
+  // remove(), with the whole answer.
+  auto delete_on(std::size_t s, std::string_view key, std::uint64_t cas) -> Answer {
+    MetaDeleteFlags flags;
+    if (cas != 0) {
+      flags.cas = cas;
+    }
+    return request(
+        s, "delete", io_deadline(),
+        [&](MetaConnection& link, MetaDeadline deadline) {
+          return link.remove(key, flags, deadline);
+        },
+        [&](memcached_st* memc) { return delete_key(memc, key); });
   }
 
   // What fetch_full() read: the item (OldRead), the meta reply's flags
@@ -418,7 +453,7 @@ class MigrationPaths {
   // `cas` gets the copy's cas where meta tells it.
   auto add(std::size_t s, std::string_view key, const Item& item, std::time_t exptime,
            std::uint64_t& cas) -> memcached_return_t {
-    auto [rc, reply, status] = request(
+    const Answer answer = request(
         s, "add", io_deadline(),
         [&](MetaConnection& link, MetaDeadline until) {
           return link.set(key, item.value,
@@ -434,8 +469,8 @@ class MigrationPaths {
                             exptime, item.flags);
           return code == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED : code;
         });
-    cas = reply.cas.value_or(0);
-    return rc;
+    cas = answer.reply.cas.value_or(0);
+    return answer.rc;
   }
 
   // The exptime of a copy of `found`: its exact remaining TTL, else the cap;

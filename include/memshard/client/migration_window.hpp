@@ -87,6 +87,13 @@ class MigrationWindow {
       return;
     }
     MigrationState::count(c.fallback_hits);
+    if (at != snapshot_->locate(key)) {
+      // A failover server stands in for the ejected new owner: it gets no
+      // copy (nothing would invalidate it once the owner is back).
+      item.emplace(std::move(found.item));
+      item->cas = 0;
+      return;
+    }
     const CopyOutcome copy = path.copy_forward(at, old, key, found);
     item.emplace(std::move(found.item));
     // The old owner's cas means nothing on the new one: answer the copy's, or
@@ -113,8 +120,8 @@ class MigrationWindow {
       return std::nullopt;
     }
     const std::size_t old = migration_->old_owner(key);
-    if (!route.status.ok() || old == route.server) {
-      return std::nullopt;
+    if (!route.status.ok() || old == route.server || route.server != snapshot_->locate(key)) {
+      return std::nullopt;  // a failover route reads the ordinary way (no lease, no copy)
     }
     MigrationPaths::StrictRead read = paths().strict_read(route.server, old, key);
     if (!read.by_meta) {
@@ -130,11 +137,15 @@ class MigrationWindow {
 
   /// write: runs the write `call()` on `key` and applies `rule` to the old
   /// copy of a moved key.
+  /// Every step (the move, the write, the invalidation) keeps to the call's
+  /// one deadline; an invalidation the deadline leaves no time for is left
+  /// in the old server's recovery journal.
   template <class Call>
   auto write(std::string_view key, WriteRule rule, Call&& call) -> Status {
-    if (!is_valid_key(key)) {
-      return call();  // refused before the wire
+    if (!is_valid_key(key) || core_->expired()) {
+      return call();  // refused before the wire, or unsent
     }
+    (void)core_->call_deadline();  // the steps share the call's deadline from here
     const std::size_t old = migration_->old_owner(key);
     const std::size_t owner = snapshot_->locate(key);
     if (rule == WriteRule::kMoveFirst && old != owner) {
@@ -146,7 +157,7 @@ class MigrationWindow {
     if (old == at) {
       return status;
     }
-    if (rule == WriteRule::kMoveOnMiss &&
+    if (rule == WriteRule::kMoveOnMiss && at == owner &&
         (status.code() == Errc::kNotFound || status.code() == Errc::kNotStored)) {
       if (paths().move(at, old, key)) {
         return call();
@@ -161,20 +172,15 @@ class MigrationWindow {
   /// the new one; kNotFound only when neither had it.
   template <class Call>
   auto remove(std::string_view key, Call&& call) -> Status {
-    if (!is_valid_key(key)) {
+    if (!is_valid_key(key) || core_->expired()) {
       return call();
     }
     const std::size_t old = migration_->old_owner(key);
     if (old == snapshot_->locate(key)) {
       return call();
     }
-    MigrationState& state = *migration_->state;
-    MigrationState::count(state.counters().invalidations);
-    const memcached_return_t first = paths().remove(old, key, 0);
-    if (first != MEMCACHED_SUCCESS && first != MEMCACHED_NOTFOUND) {
-      MigrationState::count(state.counters().invalidations_failed);
-      state.taint(old);
-    }
+    (void)core_->call_deadline();  // both deletes share the call's deadline
+    const memcached_return_t first = paths().invalidate(old, key);
     Status status = call();
     if (status.code() == Errc::kNotFound && first == MEMCACHED_SUCCESS) {
       return Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());  // it was on the old owner
@@ -195,6 +201,9 @@ class MigrationWindow {
     const std::size_t old = migration_->old_owner(key);
     if (old == route.server) {
       return KeyMigration::kSameOwner;
+    }
+    if (route.server != snapshot_->locate(key)) {
+      return KeyMigration::kNewOwnerFailed;  // a failover server gets no copy
     }
     MigrationPaths path = paths();
     const OldRead found = path.read_old(old, key);
@@ -269,7 +278,7 @@ class MigratedMultiGet {
     }
     MigrationPaths path = window.paths();
     if (strict) {
-      strict_round(path, migration, on_hit, on_failure);
+      strict_round(path, snapshot, on_hit, on_failure);
       return;
     }
     plan.reset(moved_keys_.size(), snapshot.members.size());
@@ -324,9 +333,11 @@ class MigratedMultiGet {
         continue;
       }
       MigrationState::count(c.fallback_hits);
-      const CopyOutcome copy =
-          path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot);
-      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, copy.cas});
+      std::uint64_t cas = 0;
+      if (moved_to_[j] == snapshot.locate(moved_keys_[j])) {  // a failover server gets no copy
+        cas = path.copy_forward(moved_to_[j], plan.server_of[j], moved_keys_[j], slot).cas;
+      }
+      on_hit(moved_index_[j], ItemView{slot.item.value, slot.item.flags, cas});
     }
   }
 
@@ -335,20 +346,26 @@ class MigratedMultiGet {
   // cannot be taken by a text multi-get); new owners without meta commands
   // are read the kFast way.
   template <Locator L, class OnHit, class OnFailure>
-  void strict_round(MigrationPaths& path, const MigrationPlacement<L>& migration, OnHit& on_hit,
+  void strict_round(MigrationPaths& path, const FleetSnapshot<L>& snapshot, OnHit& on_hit,
                     OnFailure& on_failure) {
     for (std::size_t j = 0; j < moved_keys_.size(); ++j) {
       const std::string_view key = moved_keys_[j];
-      const std::size_t old = migration.old_owner(key);
-      MigrationPaths::StrictRead read = path.strict_read(moved_to_[j], old, key);
+      const std::size_t old = snapshot.migration->old_owner(key);
+      // A failover server gets no lease and no copy: the old copy is read.
+      const bool placed = moved_to_[j] == snapshot.locate(key);
+      MigrationPaths::StrictRead read;
+      read.by_meta = false;
+      if (placed) {
+        read = path.strict_read(moved_to_[j], old, key);
+      }
       if (!read.by_meta) {
         OldRead found = path.read_old(old, key);
         if (found.kind != OldRead::Kind::kHit) {
           continue;
         }
-        const CopyOutcome copy = path.copy_forward(moved_to_[j], old, key, found);
+        const std::uint64_t cas = placed ? path.copy_forward(moved_to_[j], old, key, found).cas : 0;
         read.item = std::move(found.item);
-        read.item->cas = copy.cas;
+        read.item->cas = cas;
       } else if (!read.status.ok()) {
         on_failure(moved_index_[j], read.status);
         continue;
