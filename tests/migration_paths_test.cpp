@@ -1108,4 +1108,59 @@ TEST(MigrationLargeValues, AValueOverOneMebibyteIsReadThrough) {
   EXPECT_TRUE(fresh.command("mg big s").starts_with("HD s2097152"));
 }
 
+// Under kStrict another reader's lease placeholder on the new owner is no
+// value: gat does not answer it as an empty hit, and a get that reaches the
+// new owner the ordinary way (a probe) reads it again with a lease.
+TEST_F(MigrationTest, AStrictLeasePlaceholderIsNeverAnEmptyHit) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  ClientOptions opts = options();
+  opts.failure_limit = 1;
+  opts.retry_interval = std::chrono::milliseconds{200};
+  opts.connect_timeout = std::chrono::milliseconds{100};
+  opts.io_timeout = std::chrono::milliseconds{100};
+  Client client(before, opts);
+  const Split keys = split(before, after, 200);
+  ASSERT_GE(keys.moved.size(), 3U);
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "v-" + key));
+  }
+  MigrationOptions migration;
+  migration.consistency = MigrationConsistency::kStrict;
+  client.begin_migration(after, migration);
+  // gat of a leased key.
+  const std::string& touched = keys.moved[0];
+  ASSERT_NE(server(4).command("mg " + touched + " N30 v").find(" W"), std::string::npos);
+  const auto got = client.gat(touched, Expiry::after(std::chrono::seconds{100}));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(!got.value().has_value() || got.value()->value == "v-" + touched)
+      << "a lease's placeholder answered as a value: '" << got.value()->value << "'";
+  // A probe of the new owner, once it was ejected, reads the ordinary way.
+  const std::string& probed = keys.moved[1];
+  ASSERT_EQ(::kill(server(4).pid(), SIGSTOP), 0);
+  (void)client.get(keys.moved[2]);  // times out: the new server is ejected
+  ASSERT_EQ(::kill(server(4).pid(), SIGCONT), 0);
+  ASSERT_NE(server(4).command("mg " + probed + " N30 v").find(" W"), std::string::npos);
+  const auto ejected = [&] {
+    for (const auto& stat : client.stats()) {
+      if (stat.server.port == after[4].port) {
+        return stat.ejected;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(ejected());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (ejected() && std::chrono::steady_clock::now() < until) {
+    const auto read = client.get(probed);
+    ASSERT_TRUE(!read.ok() || !read.value().has_value() || read.value()->value == "v-" + probed);
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  ASSERT_FALSE(ejected());
+  const auto read = client.get(probed);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read.value().has_value());
+  EXPECT_EQ(read.value()->value, "v-" + probed);
+}
+
 }  // namespace

@@ -231,6 +231,12 @@ class ShardedClient {
                              until)
                   : detail::MetaOutcome{connected, {}};
           if (answer.status.code != detail::MetaErrc::kNoMetaSupport) {
+            if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue &&
+                answer.reply.win_sent) {
+              // Another reader's lease placeholder (a kStrict migration
+              // fills it): no value yet, so a miss.
+              return MEMCACHED_NOTFOUND;
+            }
             if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue) {
               item.emplace(Item{std::move(answer.reply.value),
                                 answer.reply.client_flags.value_or(0),

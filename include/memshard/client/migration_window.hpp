@@ -70,6 +70,17 @@ class MigrationWindow {
   /// then holds what it found, with the new owner's cas).
   void after_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
     MigrationState::Counters& c = migration_->state->counters();
+    if (item && strict() && item->value.empty() && item->flags == 0 &&
+        at == snapshot_->locate(key) && migration_->old_owner(key) != at) {
+      // What a lease's placeholder looks like to a plain get (a probe reads
+      // the ordinary way): read it again with a lease.
+      std::optional<Result<std::optional<Item>>> leased =
+          strict_get(key, Route{at, false, Status()});
+      if (leased) {
+        item = leased->ok() ? std::move(*leased).value() : std::nullopt;
+        return;
+      }
+    }
     if (item) {
       MigrationState::count(c.new_hits);
       return;
