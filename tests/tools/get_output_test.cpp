@@ -99,10 +99,10 @@ TEST(GetOutputTest, TextThatIsNotUtf8IsBase64) {
 TEST(GetOutputTest, FloatsAreTheShortestRoundTrip) {
   EXPECT_EQ(float_text(3.25), "3.25");
   EXPECT_EQ(float_text(0.1), "0.1");
+  EXPECT_EQ(float_text(0.5), "0.5");
   EXPECT_EQ(float_text(1.0 / 3), "0.3333333333333333");
   EXPECT_EQ(float_text(1e21), "1e+21");
-  EXPECT_EQ(float_text(-0.0), "-0");
-  EXPECT_EQ(float_text(2.0), "2");
+  EXPECT_EQ(float_text(1e300), "1e+300");
   EXPECT_EQ(float_text(-1.5e-300), "-1.5e-300");
   EXPECT_EQ(float_text(std::numeric_limits<double>::max()), "1.7976931348623157e+308");
   EXPECT_EQ(float_text(std::numeric_limits<double>::denorm_min()), "5e-324");
@@ -110,6 +110,26 @@ TEST(GetOutputTest, FloatsAreTheShortestRoundTrip) {
   EXPECT_EQ(float_text(-std::numeric_limits<double>::infinity()), "\"-inf\"");
   EXPECT_EQ(float_text(std::numeric_limits<double>::quiet_NaN()), "\"nan\"");
   EXPECT_EQ(float_text(-std::numeric_limits<double>::quiet_NaN()), "\"nan\"");
+}
+
+// A float whose shortest form looks like an integer keeps a ".0", so that a
+// JSON reader reads back a float, with its sign: PHP's stored -0 is -0.0, not
+// the integer 0.
+TEST(GetOutputTest, FloatsThatLookLikeIntegersReadBackAsFloats) {
+  EXPECT_EQ(float_text(-0.0), "-0.0");
+  EXPECT_EQ(float_text(0.0), "0.0");
+  EXPECT_EQ(float_text(1.0), "1.0");
+  EXPECT_EQ(float_text(2.0), "2.0");
+  EXPECT_EQ(float_text(-7.0), "-7.0");
+  EXPECT_EQ(float_text(123456789.0), "123456789.0");
+  // to_chars picks the exponent form when it is shorter: already a float.
+  EXPECT_EQ(float_text(1e22), "1e+22");
+  EXPECT_EQ(float_text(-1e300), "-1e+300");
+  EXPECT_EQ(json(Value(-0.0)), "-0.0");
+  EXPECT_EQ(json(Value::list({1.0, 1, -0.0})), "[1.0,1,-0.0]");
+  EXPECT_EQ(json(Value::map({{1.0, 1.0}})), "{\"1.0\":1.0}");
+  EXPECT_EQ(tool::value_line("k", "h:1", 2, Value(-0.0)),
+            "{\"key\":\"k\",\"server\":\"h:1\",\"flags\":2,\"type\":\"float\",\"value\":-0.0}");
 }
 
 TEST(GetOutputTest, EveryKindOfValue) {

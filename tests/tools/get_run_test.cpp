@@ -187,6 +187,24 @@ TEST_F(GetRunTest, PhpMemcachedItemsPrintAsTheirValues) {
   EXPECT_EQ(good.out, join_lines({expected[0], expected[12], expected[7]}));
 }
 
+// php-memcached stores a double as PHP prints it (flags 2): -0.0 as "-0",
+// 1.0 as "1". The tool prints them as floats, which a JSON reader reads back
+// as floats, the sign of zero included.
+TEST_F(GetRunTest, PhpFloatsThatLookLikeIntegersPrintAsFloats) {
+  store("php:minus_zero", "-0", 2);
+  store("php:one", "1", 2);
+  store("php:half", "0.5", 2);
+  store("php:big", "1.0E+300", 2);
+  const RunResult run = run_in_process(with(
+      fleet(), {"--codec", "php-memcached", "php:minus_zero", "php:one", "php:half", "php:big"}));
+  EXPECT_EQ(run.status, tool::kExitOk) << run;
+  EXPECT_EQ(run.out,
+            join_lines({start("php:minus_zero") + ",\"flags\":2,\"type\":\"float\",\"value\":-0.0}",
+                        start("php:one") + ",\"flags\":2,\"type\":\"float\",\"value\":1.0}",
+                        start("php:half") + ",\"flags\":2,\"type\":\"float\",\"value\":0.5}",
+                        start("php:big") + ",\"flags\":2,\"type\":\"float\",\"value\":1e+300}"}));
+}
+
 TEST_F(GetRunTest, PhpObjectsAndOtherSerializersOfPhpMemcached) {
   // An object is recognised, not decoded: its format and bytes.
   store("php:object", "O:8:\"stdClass\":0:{}", 4);

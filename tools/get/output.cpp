@@ -159,7 +159,13 @@ void append_float(std::string& out, double number) {
     out.append("\"nan\"");  // cannot happen: the buffer is large enough
     return;
   }
-  out.append(buffer.data(), end);
+  const std::string_view text(buffer.data(), static_cast<std::size_t>(end - buffer.data()));
+  out.append(text);
+  // A JSON reader takes digits alone for an integer (and -0 for 0): a ".0"
+  // keeps the number a float, and its sign.
+  if (text.find_first_of(".e") == std::string_view::npos) {
+    out.append(".0");
+  }
 }
 
 void append_value(std::string& out, const memshard::Value& value) {

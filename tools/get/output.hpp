@@ -8,7 +8,10 @@
 //
 //   null, bool, int     as JSON has them
 //   float               the shortest text that reads back as the same double
-//                       (std::to_chars); "inf", "-inf" and "nan" as strings
+//                       (std::to_chars), with ".0" when that text has neither
+//                       a point nor an exponent (-0.0, 1.0), so that a JSON
+//                       reader reads a float back, sign included; "inf",
+//                       "-inf" and "nan" as strings
 //   string              a JSON string when it is valid UTF-8 (passed through,
 //                       with ", \ and control characters escaped), otherwise
 //                       {"base64":"..."}
@@ -46,8 +49,9 @@ void append_json_string(std::string& out, std::string_view text);
 void append_text(std::string& out, std::string_view text);
 
 /// append_float: appends `number` as the shortest decimal that reads back as
-/// the same double (std::to_chars: 3.25, 0.1, 1e+21, -0), or as the string
-/// "inf", "-inf" or "nan" when it is not finite.
+/// the same double (std::to_chars: 3.25, 0.1, 1e+21), with ".0" added when it
+/// would read as an integer (-0.0, 1.0), or as the string "inf", "-inf" or
+/// "nan" when it is not finite.
 void append_float(std::string& out, double number);
 
 /// append_value: appends `value` as compact JSON (see the file comment). The
