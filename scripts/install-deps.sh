@@ -10,6 +10,11 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev libbenchmark-dev libsqlite3-dev sasl2-bin libsasl2-modules "$@")
 
+# libssl-dev: Debian's libmemcached.pc requires libcrypto (Requires.private), which only
+# libssl-dev provides, so without it `pkg-config --cflags --libs memshard` fails (the
+# pkg-config package tests, and any user of memshard.pc).
+packages+=(libssl-dev)
+
 # nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
 packages+=(nftables iproute2)
 
