@@ -17,9 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -43,6 +45,24 @@ using memshard::testing::ServerSet;
 using Client = memshard::ShardedClient<AnyLocator>;
 
 constexpr std::size_t kServers = 5;
+
+// A budget names its unit: no bare number makes one (WarmerBudget{10} read as
+// ten milliseconds).
+static_assert(!std::is_constructible_v<WarmerBudget, int>);
+static_assert(!std::is_constructible_v<WarmerBudget, std::size_t>);
+static_assert(!std::is_constructible_v<WarmerBudget, std::size_t, std::chrono::nanoseconds>);
+static_assert(!std::is_default_constructible_v<WarmerBudget>);
+static_assert(!std::is_aggregate_v<WarmerBudget>);
+static_assert(WarmerBudget::keys(10).max_keys() == 10);
+static_assert(!WarmerBudget::keys(10).has_time_limit());
+static_assert(WarmerBudget::time(std::chrono::milliseconds{10}).max_time() ==
+              std::chrono::milliseconds{10});
+static_assert(WarmerBudget::time(std::chrono::milliseconds{10}).max_keys() ==
+              std::numeric_limits<std::size_t>::max());
+static_assert(WarmerBudget::keys_and_time(3, std::chrono::seconds{1}) ==
+              WarmerBudget::keys_and_time(3, std::chrono::milliseconds{1000}));
+static_assert(WarmerBudget::unlimited().max_keys() == std::numeric_limits<std::size_t>::max() &&
+              !WarmerBudget::unlimited().has_time_limit());
 
 // Unlimited: the tests that do not test the rate limit.
 auto unlimited() -> WarmerOptions {
@@ -360,7 +380,7 @@ TEST_F(WarmerTest, TheRateLimitBoundsTheCopiesOfAStep) {
   warm.bytes_per_second = 0;
   warm.clock = &fake_clock;
   Warmer<AnyLocator> warmer(client, warm);
-  const WarmerBudget now_only{1000, std::chrono::nanoseconds{0}};
+  const WarmerBudget now_only = WarmerBudget::keys_and_time(1000, std::chrono::nanoseconds{0});
   EXPECT_TRUE(warmer.step(now_only));
   EXPECT_EQ(warmer.progress().totals().settled(), 10U);
   EXPECT_TRUE(warmer.step(now_only));  // no time passed: nothing more
@@ -369,7 +389,7 @@ TEST_F(WarmerTest, TheRateLimitBoundsTheCopiesOfAStep) {
   EXPECT_TRUE(warmer.step(now_only));
   EXPECT_EQ(warmer.progress().totals().settled(), 15U);
   fake_now += 10'000'000'000;  // a long idle spell refills one burst only
-  EXPECT_TRUE(warmer.step(WarmerBudget{3, std::chrono::nanoseconds{0}}));
+  EXPECT_TRUE(warmer.step(WarmerBudget::keys_and_time(3, std::chrono::nanoseconds{0})));
   EXPECT_EQ(warmer.progress().totals().settled(), 18U);
   EXPECT_TRUE(warmer.step(now_only));
   EXPECT_EQ(warmer.progress().totals().settled(), 25U);

@@ -122,16 +122,64 @@ inline void validate_warmer_options(const WarmerOptions& options) {
   }
 }
 
-/// WarmerBudget: how much one Warmer::step() may do: at most `max_keys`
-/// copies, each started before `max_time` has passed on the warmer's clock
+/// WarmerBudget: how much one Warmer::step() may do: at most `max_keys()`
+/// copies, each started before `max_time()` has passed on the warmer's clock
 /// (waits for the rate limit count; a listing, which cannot be split, does
-/// not stop). A wait for the rate limit that would end past `max_time` is not
-/// begun: with `max_time` 0, a step copies what the budget allows at once.
-struct WarmerBudget {
-  /// max_keys: the most copies.
-  std::size_t max_keys = std::numeric_limits<std::size_t>::max();
-  /// max_time: the time a step may take.
-  std::chrono::nanoseconds max_time = std::chrono::nanoseconds::max();
+/// not stop). A wait for the rate limit that would end past `max_time()` is
+/// not begun: with a time of 0, a step copies what the budget allows at once.
+///
+/// It is made only by its named factories, so that every budget spells its
+/// unit: there is no constructor from a bare number.
+///
+/// **Example**:
+///   warmer.step(memshard::WarmerBudget::keys(100));
+///   warmer.step(memshard::WarmerBudget::time(std::chrono::milliseconds(50)));
+///   warmer.step(memshard::WarmerBudget::keys_and_time(100, std::chrono::milliseconds(50)));
+class WarmerBudget {
+ public:
+  /// keys: at most `max_keys` copies, however long they take.
+  [[nodiscard]] static constexpr auto keys(std::size_t max_keys) noexcept -> WarmerBudget {
+    return WarmerBudget(max_keys, kNoTimeLimit);
+  }
+  /// time: as many copies as `max_time` allows (negative: none but what
+  /// needs no wait).
+  [[nodiscard]] static constexpr auto time(std::chrono::nanoseconds max_time) noexcept
+      -> WarmerBudget {
+    return WarmerBudget(kNoKeyLimit, max_time);
+  }
+  /// keys_and_time: at most `max_keys` copies within `max_time`.
+  [[nodiscard]] static constexpr auto keys_and_time(std::size_t max_keys,
+                                                    std::chrono::nanoseconds max_time) noexcept
+      -> WarmerBudget {
+    return WarmerBudget(max_keys, max_time);
+  }
+  /// unlimited: everything that is left.
+  [[nodiscard]] static constexpr auto unlimited() noexcept -> WarmerBudget {
+    return WarmerBudget(kNoKeyLimit, kNoTimeLimit);
+  }
+
+  /// max_keys: the most copies (std::size_t's maximum: no limit).
+  [[nodiscard]] constexpr auto max_keys() const noexcept -> std::size_t { return max_keys_; }
+  /// max_time: the time a step may take (nanoseconds::max(): no limit).
+  [[nodiscard]] constexpr auto max_time() const noexcept -> std::chrono::nanoseconds {
+    return max_time_;
+  }
+  /// has_time_limit: whether max_time bounds the step.
+  [[nodiscard]] constexpr auto has_time_limit() const noexcept -> bool {
+    return max_time_ != kNoTimeLimit;
+  }
+
+  friend constexpr auto operator==(const WarmerBudget&, const WarmerBudget&) -> bool = default;
+
+ private:
+  static constexpr std::size_t kNoKeyLimit = std::numeric_limits<std::size_t>::max();
+  static constexpr std::chrono::nanoseconds kNoTimeLimit = std::chrono::nanoseconds::max();
+
+  constexpr WarmerBudget(std::size_t max_keys, std::chrono::nanoseconds max_time) noexcept
+      : max_keys_(max_keys), max_time_(max_time) {}
+
+  std::size_t max_keys_;
+  std::chrono::nanoseconds max_time_;
 };
 
 /// Warmer: copies the keys a running migration moves from their old servers
@@ -211,9 +259,10 @@ class Warmer {
   /// the first wait for the rate limit.
   auto step(WarmerBudget budget) -> bool {
     const std::int64_t start = now();
-    const std::int64_t deadline = budget.max_time == std::chrono::nanoseconds::max()
-                                      ? std::numeric_limits<std::int64_t>::max()
-                                      : saturating_add(start, budget.max_time.count());
+    const std::int64_t deadline =
+        budget.has_time_limit()
+            ? saturating_add(start, std::max<std::int64_t>(budget.max_time().count(), 0))
+            : std::numeric_limits<std::int64_t>::max();
     std::size_t copies = 0;
     while (current_ < passes_.size()) {
       Pass& pass = passes_[current_];
@@ -226,7 +275,7 @@ class Warmer {
         finish(pass);
         continue;
       }
-      if (copies >= budget.max_keys || now() > deadline) {
+      if (copies >= budget.max_keys() || now() > deadline) {
         break;
       }
       poll_evictions();
@@ -250,12 +299,12 @@ class Warmer {
   }
 
   /// step: at most `max_keys` copies, waiting for the rate limit as needed.
-  auto step(std::size_t max_keys) -> bool { return step(WarmerBudget{max_keys}); }
+  auto step(std::size_t max_keys) -> bool { return step(WarmerBudget::keys(max_keys)); }
 
   /// run_for: works for at most `duration` (a listing that starts meanwhile
   /// is read to its end); answers whether work remains.
   auto run_for(std::chrono::nanoseconds duration) -> bool {
-    return step(WarmerBudget{std::numeric_limits<std::size_t>::max(), duration});
+    return step(WarmerBudget::time(duration));
   }
 
   /// done: every old server was listed (or could not be) and each of its
