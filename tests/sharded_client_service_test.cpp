@@ -384,6 +384,37 @@ TEST_F(ServiceTest, GetOrLoadAnswersTheLoaderWhenTheCacheFails) {
   EXPECT_EQ(invalid.status().code(), Errc::kInvalidKey);
 }
 
+TEST_F(ServiceTest, GetOrLoadWithAnOptionalLoaderCachesOnlyWhatItReturns) {
+  auto client = memshard::make_client("libmemcached-modula", list());
+  int loads = 0;
+  const auto missing = [&]() -> std::optional<std::string> {
+    ++loads;
+    return std::nullopt;  // no such row: nothing to cache
+  };
+  auto first = client.get_or_load("row:5", missing);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->has_value());
+  EXPECT_EQ(holder("row:5"), kServers) << "a declined load was stored";
+  auto second = client.get_or_load("row:5", missing);
+  EXPECT_FALSE(second->has_value());
+  EXPECT_EQ(loads, 2);
+
+  const auto found = [&]() -> std::optional<const char*> {
+    ++loads;
+    return "a row";
+  };
+  auto third = client.get_or_load("row:5", found, Expiry::after(std::chrono::seconds(60)), 3U);
+  ASSERT_TRUE(third.ok()) << third.status();
+  ASSERT_TRUE(third->has_value());
+  EXPECT_EQ(**third, "a row");
+  EXPECT_EQ(holder("row:5"), client.server_index_for("row:5"));
+  auto hit = client.get_or_load("row:5", missing);
+  ASSERT_TRUE(hit->has_value());
+  EXPECT_EQ(**hit, "a row");
+  EXPECT_EQ(loads, 3);
+  EXPECT_EQ((*client.get("row:5"))->flags, 3U);
+}
+
 // ---- incr_with_initial ---------------------------------------------------------
 
 TEST_F(ServiceTest, IncrWithInitialCreatesThenCounts) {
@@ -502,6 +533,9 @@ TEST_F(ServiceTest, AddMultiDeleteMultiAndTouchMultiAnswerPerKey) {
   EXPECT_TRUE(added.statuses[2].ok());
   EXPECT_EQ(added.statuses[3].code(), Errc::kInvalidKey);
   EXPECT_EQ(added.failures(), 2U);
+  EXPECT_FALSE(added.ok());
+  EXPECT_FALSE(added.all_answered()) << "the invalid key reached no server";
+  EXPECT_EQ(added.unanswered(), 1U);
   EXPECT_EQ((*client.get("b"))->value, "old");
   EXPECT_EQ((*client.get("c"))->value, "3");
 
@@ -515,6 +549,10 @@ TEST_F(ServiceTest, AddMultiDeleteMultiAndTouchMultiAnswerPerKey) {
   EXPECT_TRUE(deleted.statuses[0].ok());
   EXPECT_TRUE(deleted.statuses[1].ok());
   EXPECT_EQ(deleted.statuses[2].code(), Errc::kNotFound);
+  EXPECT_FALSE(deleted.ok()) << "a key was already gone";
+  EXPECT_TRUE(deleted.all_answered()) << "yet every server answered";
+  EXPECT_TRUE(client.add_multi(std::vector<std::pair<std::string, std::string>>{{"c", "again"}})
+                  .all_answered());
   EXPECT_EQ(holder("a"), kServers);
   EXPECT_EQ(holder("b"), kServers);
   EXPECT_EQ(holder("c"), client.server_index_for("c"));

@@ -53,6 +53,16 @@
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
+namespace detail {
+
+/// OptionalText: whether T is std::optional<U> with U convertible to
+/// std::string (a get_or_load loader that may decline to cache).
+template <class T>
+inline constexpr bool kOptionalText = false;
+template <class U>
+inline constexpr bool kOptionalText<std::optional<U>> = std::convertible_to<U, std::string>;
+
+}  // namespace detail
 
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
@@ -373,6 +383,37 @@ class ShardedClient {
     }
     Status stored = add(key, loaded, expiry, flags);
     return Result<std::string>(std::move(loaded), std::move(stored));
+  }
+
+  /// get_or_load: the same with a loader that may say "do not cache this"
+  /// (a row that does not exist, a value too volatile to cache): it answers
+  /// a std::optional, and std::nullopt stores nothing and answers an empty
+  /// optional (with the read's status), as Dalli's and Rails' fetch do.
+  ///
+  /// **Example**:
+  ///   auto user = client.get_or_load("user:42", [&]() -> std::optional<std::string> {
+  ///     return db.find_user(42);  // nullopt: no such user, nothing cached
+  ///   });
+  ///   if (*user) render(**user);
+  template <class Loader>
+  requires std::invocable<Loader&> && detail::kOptionalText<std::invoke_result_t<Loader&>>
+  auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
+                   std::uint32_t flags = 0) -> Result<std::optional<std::string>> {
+    using Answer = Result<std::optional<std::string>>;
+    Result<std::optional<Item>> cached = get(key);
+    if (cached && *cached) {
+      return Answer(std::optional<std::string>(std::move((*cached)->value)), cached.status());
+    }
+    auto loaded = loader();
+    if (!loaded) {
+      return Answer(std::optional<std::string>(), cached.status());
+    }
+    std::optional<std::string> value(std::in_place, std::move(*loaded));
+    if (!cached) {
+      return Answer(std::move(value), cached.status());
+    }
+    Status stored = add(key, *value, expiry, flags);
+    return Answer(std::move(value), std::move(stored));
   }
 
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.

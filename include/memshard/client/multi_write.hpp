@@ -58,12 +58,28 @@ concept KeyValueRange = std::ranges::sized_range<R> &&
 struct MultiWriteResult {
   std::vector<Status> statuses;
 
-  /// ok: every item was written.
+  /// ok: every key got the outcome it asked for (stored, deleted, touched).
+  /// A key `delete_multi` found already gone, or one `add_multi` found
+  /// present, is not ok here (Errc::kNotFound, Errc::kNotStored) although its
+  /// server answered: all_answered() asks that question.
   [[nodiscard]] auto ok() const noexcept -> bool { return failures() == 0; }
-  /// failures: how many items were not written, for whatever reason.
+  /// failures: how many keys did not get the outcome they asked for, for
+  /// whatever reason.
   [[nodiscard]] auto failures() const noexcept -> std::size_t {
     return static_cast<std::size_t>(std::count_if(
         statuses.begin(), statuses.end(), [](const Status& status) { return !status.ok(); }));
+  }
+  /// all_answered: every key reached its server and got an answer, whatever
+  /// it was (not found and not stored included): no server failure
+  /// (is_server_failure), ejected server, timeout or refused key.
+  [[nodiscard]] auto all_answered() const noexcept -> bool { return unanswered() == 0; }
+  /// unanswered: how many keys got no answer from their server.
+  [[nodiscard]] auto unanswered() const noexcept -> std::size_t {
+    return static_cast<std::size_t>(
+        std::count_if(statuses.begin(), statuses.end(), [](const Status& status) {
+          return !status.ok() && status.code() != Errc::kNotFound &&
+                 status.code() != Errc::kNotStored && status.code() != Errc::kExists;
+        }));
   }
 };
 
