@@ -22,10 +22,12 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/server_set.hpp"
 
@@ -40,6 +42,9 @@ using memshard::WarmerBudget;
 using memshard::WarmerOptions;
 using memshard::WarmerProgress;
 using memshard::WarmerServerProgress;
+using memshard::testing::Direction;
+using memshard::testing::FaultProxy;
+using memshard::testing::LimitAction;
 using memshard::testing::MemcachedServer;
 using memshard::testing::ServerSet;
 using Client = memshard::ShardedClient<AnyLocator>;
@@ -199,6 +204,21 @@ class WarmerTest : public ::testing::Test {
 
   static inline std::unique_ptr<ServerSet> servers_;
 };
+
+// How long `work` took, on the steady clock.
+template <class Work>
+auto timed(Work&& work) -> std::chrono::milliseconds {
+  const auto start = std::chrono::steady_clock::now();
+  std::forward<Work>(work)();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start);
+}
+
+// A step with a time budget may overrun it by one I/O wait begun in time (a
+// copy, an eviction poll: a few ms here) and the scheduler's delays.
+constexpr std::chrono::milliseconds kStepBudget{50};
+constexpr std::chrono::milliseconds kRunBudget{200};
+constexpr std::chrono::milliseconds kSlack{100};
 
 // Every count of one server adds up: each eligible item settled once.
 void expect_settled(const WarmerServerProgress& p) {
@@ -381,6 +401,11 @@ TEST_F(WarmerTest, TheRateLimitBoundsTheCopiesOfAStep) {
   warm.clock = &fake_clock;
   Warmer<AnyLocator> warmer(client, warm);
   const WarmerBudget now_only = WarmerBudget::keys_and_time(1000, std::chrono::nanoseconds{0});
+  // A budget of keys alone reads the listing to its end (a budget of no time
+  // reads only what it has already sent); no copy yet.
+  EXPECT_TRUE(warmer.step(0));
+  ASSERT_TRUE(warmer.progress().servers[0].scan_done);
+  EXPECT_EQ(warmer.progress().totals().settled(), 0U);
   EXPECT_TRUE(warmer.step(now_only));
   EXPECT_EQ(warmer.progress().totals().settled(), 10U);
   EXPECT_TRUE(warmer.step(now_only));  // no time passed: nothing more
@@ -400,6 +425,7 @@ TEST_F(WarmerTest, TheRateLimitBoundsTheCopiesOfAStep) {
   bytes.bytes_per_second = 100;
   bytes.clock = &fake_clock;
   Warmer<AnyLocator> by_bytes(client, bytes);
+  EXPECT_TRUE(by_bytes.step(0));
   EXPECT_TRUE(by_bytes.step(now_only));
   EXPECT_EQ(by_bytes.progress().totals().settled(), 1U);
   fake_now += 50'000'000;
@@ -657,6 +683,105 @@ TEST_F(WarmerTest, APrefixedClientCopiesOnlyItsOwnKeys) {
     const auto hit = client.get("key:" + std::to_string(i));
     ASSERT_TRUE(hit.ok() && hit->has_value()) << i;
   }
+}
+
+// A listing that the old server sends slowly (a fault proxy in front of it
+// trickles its replies: about 0.8 s for this one) is read across steps: no
+// step with a time budget and no run_for outlasts its budget by more than the
+// slack, and every few steps the listing moves on. Once it is read, the
+// copies are those of a listing read in one go.
+TEST_F(WarmerTest, ATimeBudgetBoundsEveryStepWhileASlowListingIsReadAcrossSteps) {
+  FaultProxy proxy((*servers_)[0].port());
+  const std::vector<Server> before = {memshard::parse_server(proxy.spec())};
+  const std::vector<Server> after = list(1, 2);  // the old server retires: every key moves
+  const std::vector<Stored> stored = items(600);
+  fill(before, kModula, stored);
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  Warmer<AnyLocator> warmer(client, unlimited());
+  proxy.set_trickle(Direction::kDownstream, 512, std::chrono::milliseconds{10});
+
+  const auto scan = [&warmer] { return warmer.progress().servers[0]; };
+  std::chrono::milliseconds longest{0};
+  const std::chrono::milliseconds first = timed([&] { EXPECT_TRUE(warmer.run_for(kRunBudget)); });
+  EXPECT_LE(first, kRunBudget + kSlack);
+  ASSERT_FALSE(scan().scan_done) << "the listing was not slow enough to test anything";
+  std::size_t steps = 0;
+  std::size_t moved_on = 0;  // steps after which more items were scanned
+  for (std::uint64_t scanned = scan().scanned; !scan().scan_done && steps < 1000; ++steps) {
+    const std::chrono::milliseconds took =
+        timed([&] { EXPECT_TRUE(warmer.step(WarmerBudget::time(kStepBudget))); });
+    EXPECT_LE(took, kStepBudget + kSlack) << "step " << steps;
+    longest = std::max(longest, took);
+    if (scan().scanned > scanned) {
+      ++moved_on;
+      scanned = scan().scanned;
+    }
+  }
+  ASSERT_TRUE(scan().scan_done);
+  EXPECT_EQ(scan().error, "");
+  EXPECT_GE(steps, 4U) << "the listing took too few steps to test anything";
+  EXPECT_GE(moved_on, 3U);
+  RecordProperty("first_run_for_ms", static_cast<int>(first.count()));
+  RecordProperty("longest_step_ms", static_cast<int>(longest.count()));
+  RecordProperty("listing_steps", static_cast<int>(steps));
+
+  // The copies, at full speed: every item, once.
+  proxy.heal();
+  for (int i = 0; i < 1000 && !warmer.done(); ++i) {
+    const std::chrono::milliseconds took =
+        timed([&] { static_cast<void>(warmer.run_for(kRunBudget)); });
+    EXPECT_LE(took, kRunBudget + kSlack) << "run_for " << i;
+  }
+  ASSERT_TRUE(warmer.done());
+  const WarmerServerProgress p = scan();
+  expect_settled(p);
+  EXPECT_EQ(p.scanned, stored.size());
+  EXPECT_EQ(p.eligible, stored.size());
+  EXPECT_EQ(p.copied, stored.size());
+  for (const Stored& item : stored) {
+    EXPECT_EQ(look(owner(after, "libmemcached-modula", item.key), item.key).value, item.value)
+        << item.key;
+  }
+}
+
+// A listing that stops halfway and never ends (the proxy forwards nothing
+// more) is reported once listing_timeout has passed, while every step keeps
+// to its budget meanwhile.
+TEST_F(WarmerTest, AListingThatNeverEndsIsReportedAfterItsTimeoutWithEveryStepInBudget) {
+  FaultProxy proxy((*servers_)[0].port());
+  const std::vector<Server> before = {memshard::parse_server(proxy.spec())};
+  const std::vector<Server> after = list(1, 1);
+  fill(before, kModula, items(600));
+  Client client = memshard::make_client("libmemcached-modula", before, {}, options());
+  client.begin_migration(after);
+  WarmerOptions warm = unlimited();
+  warm.listing_timeout = std::chrono::milliseconds{1000};
+  warm.only_fetched = true;  // nothing was read: no copy, only the listing
+  Warmer<AnyLocator> warmer(client, warm);
+  // Each connection's first 4096 bytes: the stats (about 2.2 KB) and a part
+  // of the listing.
+  proxy.set_limit(Direction::kDownstream, 4096, LimitAction::kStall);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t steps = 0;
+  for (; !warmer.progress().servers[0].scan_done && steps < 1000; ++steps) {
+    const std::chrono::milliseconds took =
+        timed([&] { static_cast<void>(warmer.step(WarmerBudget::time(kStepBudget))); });
+    EXPECT_LE(took, kStepBudget + kSlack) << "step " << steps;
+  }
+  const auto waited = std::chrono::steady_clock::now() - start;
+  const WarmerServerProgress p = warmer.progress().servers[0];
+  ASSERT_TRUE(p.scan_done);
+  EXPECT_TRUE(p.error.starts_with(before[0].endpoint() + ": lru_crawler metadump all: "))
+      << p.error;
+  EXPECT_NE(p.error.find("deadline passed"), std::string::npos) << p.error;
+  EXPECT_GT(p.scanned, 0U);
+  EXPECT_LT(p.scanned, 600U);
+  EXPECT_GE(waited, warm.listing_timeout);
+  EXPECT_LT(waited, warm.listing_timeout + std::chrono::seconds{1});
+  EXPECT_GE(steps, 10U);
+  EXPECT_TRUE(warmer.done());
 }
 
 TEST_F(WarmerTest, StepAndRunFor) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "memshard/client/meta_connection.hpp"
+#include "memshard/detail/clock.hpp"
 #include "memshard/detail/metadump.hpp"
 #include "memshard/detail/rate_limiter.hpp"
 #include "memshard/detail/throw.hpp"
@@ -78,7 +79,9 @@ struct WarmerOptions {
   /// eviction_poll_interval: how often the new owners' `stats` are read for
   /// `evictions`; 0: before every copy.
   std::chrono::milliseconds eviction_poll_interval{1000};
-  /// listing_timeout: the longest one server's stats and listing may take.
+  /// listing_timeout: the longest one server's stats and listing may take,
+  /// from the step that begins it to the step that ends it (the listing is
+  /// read across steps; the server's crawler stays held between them).
   std::chrono::milliseconds listing_timeout{300'000};
   /// busy_retries: how many more times a listing answered BUSY (another
   /// crawl runs on that server) is asked again, busy_retry_delay apart,
@@ -123,10 +126,16 @@ inline void validate_warmer_options(const WarmerOptions& options) {
 }
 
 /// WarmerBudget: how much one Warmer::step() may do: at most `max_keys()`
-/// copies, each started before `max_time()` has passed on the warmer's clock
-/// (waits for the rate limit count; a listing, which cannot be split, does
-/// not stop). A wait for the rate limit that would end past `max_time()` is
-/// not begun: with a time of 0, a step copies what the budget allows at once.
+/// copies, each started before `max_time()` has passed on the warmer's clock.
+/// Waits for the rate limit count, and so does a listing: it is read for as
+/// long as the time allows and resumed by the next step. A wait for the rate
+/// limit that would end past `max_time()` is not begun: with a time of 0, a
+/// step copies what the budget allows at once, and reads only what a listing
+/// has already sent. A step with a time limit returns by `max_time()` plus
+/// what it began before then: one copy, and the poll of the new owners'
+/// evictions that may come before it (each bound by the client's
+/// connect_timeout and io_timeout), and on_progress. A budget of keys alone
+/// reads a listing to its end (bound by listing_timeout).
 ///
 /// It is made only by its named factories, so that every budget spells its
 /// unit: there is no constructor from a bare number.
@@ -188,8 +197,10 @@ class WarmerBudget {
 /// For each server of the old placement, in the old list's order: its
 /// `stats` (the server's `time`, and `curr_items` for the estimate), then
 /// `lru_crawler metadump all` (memcached 1.6.18's `hash` mode held an item
-/// lock while writing to the network), read to its end in one go with no
-/// other request on that server meanwhile; every listed item is parsed and
+/// lock while writing to the network), on a connection of its own with no
+/// other request on it meanwhile, read as the steps' budgets allow (a long
+/// listing spans many steps; memcached's crawler waits for it between them,
+/// up to listing_timeout); every listed item is parsed and
 /// kept when (1) its remaining TTL, on that server's clock, is at least
 /// min_ttl (else counted `expired`), (2) the old placement puts it on this
 /// server (copies other servers made here are not this server's to move) and
@@ -256,7 +267,8 @@ class Warmer {
   /// step: does at most `budget`'s worth of work (listing the next server
   /// when its turn comes, then copying); answers whether work remains. With a
   /// clock of the caller's that does not move while it waits, a step ends at
-  /// the first wait for the rate limit.
+  /// the first wait for the rate limit, and reads a listing for `max_time()`
+  /// of the steady clock.
   auto step(WarmerBudget budget) -> bool {
     const std::int64_t start = now();
     const std::int64_t deadline =
@@ -267,8 +279,11 @@ class Warmer {
     while (current_ < passes_.size()) {
       Pass& pass = passes_[current_];
       if (!pass.listed) {
-        list(pass);
+        const bool over = list(pass, pause_at(deadline));
         report(false);
+        if (!over) {
+          break;  // the step's time is up: the listing resumes at the next step
+        }
         continue;
       }
       if (pass.next == pass.queue.size()) {
@@ -301,8 +316,8 @@ class Warmer {
   /// step: at most `max_keys` copies, waiting for the rate limit as needed.
   auto step(std::size_t max_keys) -> bool { return step(WarmerBudget::keys(max_keys)); }
 
-  /// run_for: works for at most `duration` (a listing that starts meanwhile
-  /// is read to its end); answers whether work remains.
+  /// run_for: works for at most `duration` (see WarmerBudget for the slack;
+  /// a longer listing is read across calls); answers whether work remains.
   auto run_for(std::chrono::nanoseconds duration) -> bool {
     return step(WarmerBudget::time(duration));
   }
@@ -331,10 +346,30 @@ class Warmer {
   [[nodiscard]] auto options() const noexcept -> const WarmerOptions& { return options_; }
 
  private:
+  // The listing of an old server under way, read across steps.
+  struct Listing {
+    enum class Phase : std::uint8_t { kConnect, kStats, kDump, kBusyWait };
+
+    Listing(std::string_view host, std::uint16_t port, detail::MetaDeadline deadline)
+        : link(host, port), until(deadline) {}
+
+    detail::ListingConnection link;
+    Phase phase = Phase::kConnect;
+    detail::MetaDeadline until;              // listing_timeout after the listing began
+    detail::MetaDeadline stats_until{};      // the stats reply's own bound
+    detail::MetaDeadline retry_at{};         // after BUSY: when to ask again
+    std::size_t attempt = 0;                 // BUSY answers so far
+    std::optional<std::int64_t> server_now;  // the server's clock, from its stats
+    std::optional<std::uint64_t> curr_items;
+    bool bad_stats = false;  // a stats line that is not "STAT name value"
+    std::string bad;         // the first metadump line that did not parse
+  };
+
   // One old server's pass: its listing's kept items and where the copying is.
   struct Pass {
-    std::size_t member = 0;  // its member index in snapshot_
-    bool listed = false;
+    std::size_t member = 0;                    // its member index in snapshot_
+    bool listed = false;                       // the listing is over (read whole, or failed)
+    std::optional<Listing> listing;            // the listing under way
     std::vector<detail::MetadumpEntry> queue;  // kept items, each chunk hottest first
     std::size_t next = 0;                      // the next item to copy
     std::size_t chunk_end = 0;                 // the end of the chunk being copied
@@ -376,99 +411,169 @@ class Warmer {
     return std::chrono::steady_clock::now() + client.connect_timeout + client.io_timeout;
   }
 
-  // Lists `pass`'s server: stats, then the metadump, keeping what moves.
-  void list(Pass& pass) {
-    pass.listed = true;
-    pass.started = now();
-    const Server& server = snapshot_->members.servers[pass.member];
-    detail::MetaConnection link;
-    const detail::MetaDeadline until = std::chrono::steady_clock::now() + options_.listing_timeout;
-    std::string host = server.host;
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
+  // The steady-clock time by which a step that ends at `deadline` (on the
+  // warmer's clock) stops reading a listing.
+  [[nodiscard]] auto pause_at(std::int64_t deadline) const -> detail::MetaDeadline {
+    if (deadline == std::numeric_limits<std::int64_t>::max()) {
+      return detail::MetaDeadline::max();
     }
-    if (detail::MetaStatus status = link.connect(host, server.port, until); !status) {
-      fail(pass, "cannot connect: " + without(pass, status.message));
-      return;
+    const std::int64_t left = std::max<std::int64_t>(deadline - now(), 0);
+    const std::int64_t steady = detail::steady_now_ns();
+    if (left > std::numeric_limits<std::int64_t>::max() - steady) {
+      return detail::MetaDeadline::max();
     }
-    for (std::size_t attempt = 0;; ++attempt) {
-      const detail::MetaStatsOutcome stats = link.stats(std::min(until, io_deadline()));
-      if (!stats.ok()) {
-        fail(pass, "stats: " + without(pass, stats.status.message));
-        return;
-      }
-      const std::optional<std::int64_t> server_now = number<std::int64_t>(stats.find("time"));
-      if (!server_now) {
-        fail(pass, "stats has no time");
-        return;
-      }
-      pass.progress.expected_items = number<std::uint64_t>(stats.find("curr_items")).value_or(0);
-      const detail::MetaStatus listed = scan(pass, link, *server_now, until);
-      if (listed.ok()) {
-        break;
-      }
-      const bool busy = listed.code == detail::MetaErrc::kRefused &&
-                        listed.message.find("'BUSY") != std::string::npos;
-      if (busy && pass.progress.scanned == 0 && attempt < options_.busy_retries) {
-        std::this_thread::sleep_for(options_.busy_retry_delay);
-        continue;
-      }
-      // What was listed before a failure is still worth copying.
-      fail(pass, "lru_crawler metadump all: " + without(pass, listed.message));
-      return;
-    }
-    pass.progress.scan_done = true;
-    start_chunks(pass);
+    return detail::MetaDeadline(std::chrono::nanoseconds(steady + left));
   }
 
-  // Streams the listing of `pass`'s server, whose clock read `server_now`.
-  auto scan(Pass& pass, detail::MetaConnection& link, std::int64_t server_now,
-            detail::MetaDeadline until) -> detail::MetaStatus {
-    const MigrationPlacement<L>& migration = *snapshot_->migration;
-    const std::string_view prefix = client_.options().key_prefix;
-    WarmerServerProgress& p = pass.progress;
-    std::string bad;
-    detail::MetaStatus status =
-        link.lines("lru_crawler metadump all", until, [&](std::string_view line) {
-          if (detail::classify_metadump_line(line) != detail::MetadumpLineKind::kEntry) {
-            return;
-          }
-          detail::MetadumpParse parsed = detail::parse_metadump_line(line);
-          if (!parsed.ok()) {
-            if (bad.empty()) {
-              bad = parsed.error;
-            }
-            return;
-          }
-          ++p.scanned;
-          detail::MetadumpEntry& entry = *parsed.entry;
-          if (detail::copy_ttl(entry, server_now, options_.min_ttl).verdict ==
-              detail::TtlVerdict::kSkip) {
-            ++p.expired;
-            return;
-          }
-          if (!entry.key.starts_with(prefix)) {
-            return;  // another application's key (ClientOptions::key_prefix)
-          }
-          if (migration.old_owner(entry.key) != pass.member ||
-              snapshot_->locate(entry.key) == pass.member) {
-            return;  // not this server's under the old placement, or it stays
-          }
-          if (options_.only_fetched && !entry.fetched) {
-            return;  // never read since stored: left to the read-through
-          }
-          if (options_.max_keys_per_server != 0 &&
-              pass.queue.size() >= options_.max_keys_per_server) {
-            return;  // over the cap: left to the read-through
-          }
-          ++p.eligible;
-          pass.queue.push_back(std::move(entry));
-        });
-    if (status.ok() && !bad.empty()) {
-      status.code = detail::MetaErrc::kMalformed;
-      status.message = bad;
+  // Works on `pass`'s listing (stats, then the metadump, keeping what moves;
+  // BUSY answers asked again) until it ends, true, or `pause` comes, false: it
+  // then resumes at the next call.
+  auto list(Pass& pass, detail::MetaDeadline pause) -> bool {
+    if (!pass.listing) {
+      const Server& server = snapshot_->members.servers[pass.member];
+      pass.started = now();
+      pass.listing.emplace(server.host, server.port,
+                           std::chrono::steady_clock::now() + options_.listing_timeout);
     }
-    return status;
+    Listing& listing = *pass.listing;
+    for (;;) {
+      switch (listing.phase) {
+        case Listing::Phase::kConnect: {
+          const std::optional<detail::MetaStatus> connected =
+              listing.link.connect(pause, listing.until);
+          if (!connected) {
+            return false;
+          }
+          if (!connected->ok()) {
+            fail(pass, "cannot connect: " + without(pass, connected->message));
+            return true;
+          }
+          ask_stats(listing);
+          break;
+        }
+        case Listing::Phase::kStats: {
+          const std::optional<detail::MetaStatus> stats =
+              listing.link.read(pause, listing.stats_until, [&listing](std::string_view line) {
+                const auto stat = detail::split_stat_line(line);
+                if (!stat) {
+                  listing.bad_stats = true;
+                } else if (stat->first == "time") {
+                  listing.server_now = number<std::int64_t>(stat->second);
+                } else if (stat->first == "curr_items") {
+                  listing.curr_items = number<std::uint64_t>(stat->second);
+                }
+              });
+          if (!stats) {
+            return false;
+          }
+          if (!stats->ok()) {
+            fail(pass, "stats: " + without(pass, stats->message));
+            return true;
+          }
+          if (listing.bad_stats) {
+            fail(pass, "stats: a stats line is not 'STAT name value'");
+            return true;
+          }
+          if (!listing.server_now) {
+            fail(pass, "stats has no time");
+            return true;
+          }
+          pass.progress.expected_items = listing.curr_items.value_or(0);
+          listing.phase = Listing::Phase::kDump;
+          listing.bad.clear();
+          listing.link.start("lru_crawler metadump all");
+          break;
+        }
+        case Listing::Phase::kDump: {
+          std::optional<detail::MetaStatus> listed = listing.link.read(
+              pause, listing.until, [&](std::string_view line) { keep(pass, line); });
+          if (!listed) {
+            return false;
+          }
+          if (listed->ok() && !listing.bad.empty()) {
+            listed->code = detail::MetaErrc::kMalformed;
+            listed->message = listing.bad;
+          }
+          if (listed->ok()) {
+            pass.progress.scan_done = true;
+            end_listing(pass);
+            return true;
+          }
+          const bool busy = listed->code == detail::MetaErrc::kRefused &&
+                            listed->message.find("'BUSY") != std::string::npos;
+          if (busy && pass.progress.scanned == 0 && listing.attempt < options_.busy_retries) {
+            ++listing.attempt;
+            listing.phase = Listing::Phase::kBusyWait;
+            listing.retry_at = std::chrono::steady_clock::now() + options_.busy_retry_delay;
+            break;
+          }
+          // What was listed before a failure is still worth copying.
+          fail(pass, "lru_crawler metadump all: " + without(pass, listed->message));
+          return true;
+        }
+        case Listing::Phase::kBusyWait: {
+          const detail::MetaDeadline wake = std::min(listing.retry_at, pause);
+          if (std::chrono::steady_clock::now() < wake) {
+            std::this_thread::sleep_until(wake);
+          }
+          if (std::chrono::steady_clock::now() < listing.retry_at) {
+            return false;
+          }
+          ask_stats(listing);
+          break;
+        }
+      }
+    }
+  }
+
+  // Sends `stats` on `listing`'s connection (its reply has the server's clock).
+  void ask_stats(Listing& listing) {
+    listing.phase = Listing::Phase::kStats;
+    listing.stats_until = std::min(listing.until, io_deadline());
+    listing.server_now.reset();
+    listing.curr_items.reset();
+    listing.bad_stats = false;
+    listing.link.start("stats");
+  }
+
+  // Parses one metadump line of `pass`'s server and keeps its item when it
+  // is this server's, moves, and lives long enough.
+  void keep(Pass& pass, std::string_view line) {
+    if (detail::classify_metadump_line(line) != detail::MetadumpLineKind::kEntry) {
+      return;
+    }
+    Listing& listing = *pass.listing;
+    detail::MetadumpParse parsed = detail::parse_metadump_line(line);
+    if (!parsed.ok()) {
+      if (listing.bad.empty()) {
+        listing.bad = parsed.error;
+      }
+      return;
+    }
+    WarmerServerProgress& p = pass.progress;
+    ++p.scanned;
+    detail::MetadumpEntry& entry = *parsed.entry;
+    if (detail::copy_ttl(entry, *listing.server_now, options_.min_ttl).verdict ==
+        detail::TtlVerdict::kSkip) {
+      ++p.expired;
+      return;
+    }
+    if (!entry.key.starts_with(client_.options().key_prefix)) {
+      return;  // another application's key (ClientOptions::key_prefix)
+    }
+    const MigrationPlacement<L>& migration = *snapshot_->migration;
+    if (migration.old_owner(entry.key) != pass.member ||
+        snapshot_->locate(entry.key) == pass.member) {
+      return;  // not this server's under the old placement, or it stays
+    }
+    if (options_.only_fetched && !entry.fetched) {
+      return;  // never read since stored: left to the read-through
+    }
+    if (options_.max_keys_per_server != 0 && pass.queue.size() >= options_.max_keys_per_server) {
+      return;  // over the cap: left to the read-through
+    }
+    ++p.eligible;
+    pass.queue.push_back(std::move(entry));
   }
 
   template <typename T>
@@ -486,6 +591,13 @@ class Warmer {
   void fail(Pass& pass, std::string why) {
     pass.progress.error = pass.progress.server + ": " + std::move(why);
     pass.progress.scan_done = true;
+    end_listing(pass);
+  }
+
+  // The listing of `pass` is over: its connection closes, and its copies start.
+  void end_listing(Pass& pass) {
+    pass.listing.reset();
+    pass.listed = true;
     start_chunks(pass);
   }
 
@@ -514,7 +626,7 @@ class Warmer {
   }
 
   void elapse() {
-    if (current_ < passes_.size() && passes_[current_].listed) {
+    if (current_ < passes_.size() && (passes_[current_].listed || passes_[current_].listing)) {
       Pass& pass = passes_[current_];
       pass.progress.elapsed = ms(now() - pass.started);
     }
@@ -583,11 +695,11 @@ class Warmer {
   void migration_ended() {
     for (std::size_t i = current_; i < passes_.size(); ++i) {
       Pass& pass = passes_[i];
-      if (pass.listed) {
-        pass.progress.failed += pass.queue.size() - pass.next;
-        pass.next = pass.queue.size();
-        pass.chunk_end = pass.next;
-      }
+      // A pass not listed yet holds nothing; one being listed, what it kept.
+      pass.listing.reset();
+      pass.progress.failed += pass.queue.size() - pass.next;
+      pass.next = pass.queue.size();
+      pass.chunk_end = pass.next;
       pass.listed = true;
       pass.progress.scan_done = true;
       if (pass.progress.error.empty()) {

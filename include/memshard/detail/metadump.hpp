@@ -3,9 +3,10 @@
 #define MEMSHARD_DETAIL_METADUMP_HPP_
 
 // detail/metadump.hpp: the lines memcached's `lru_crawler metadump` sends, parsed
-// strictly; the remaining TTL of a listed item on the server's own clock; and
-// the hotness order the warmer copies in (a sort, and a bounded "hottest N" of
-// a stream).
+// strictly; the remaining TTL of a listed item on the server's own clock; the
+// hotness order the warmer copies in (a sort, and a bounded "hottest N" of a
+// stream); and ListingConnection, which reads a listing from its server in
+// pieces, each bound by the caller's time.
 //
 // memcached 1.6.18 (crawler.c, crawler_metadump_eval) writes one line per live
 // item, ending in a bare "\n", and "END\r\n" after the last one:
@@ -21,12 +22,25 @@
 // memcached's newest crawler.c writes: no version adds a field, so an unknown
 // field is an error here, as are a missing or repeated one.
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +49,9 @@
 #include <utility>
 #include <vector>
 
+#include "memshard/client/meta_connection.hpp"
+#include "memshard/detail/clock.hpp"
+#include "memshard/detail/meta_protocol.hpp"
 #include "memshard/key.hpp"
 #include "memshard/version.hpp"
 
@@ -399,6 +416,424 @@ class HottestN {
  private:
   std::size_t capacity_;
   std::vector<MetadumpEntry> heap_;
+};
+
+/// ListingConnection: one TCP connection to a memcached server for the text
+/// commands of a listing (`stats`, then `lru_crawler metadump all`), whose
+/// replies are read in pieces: MetaConnection::lines() reads a reply whole,
+/// and a listing of millions of items takes minutes.
+///
+/// Each call takes a `pause` and a `deadline`. When the pause comes first the
+/// call answers nothing (std::nullopt) and keeps the connection, the request's
+/// unsent bytes, the line being read and the parser's state: the next call
+/// resumes there. When the deadline passes, the call fails with kTimeout and
+/// the connection closes. Every call first tries once without waiting (the
+/// connect's outcome, a send, a read), so calls whose pause has already come
+/// still get what the server has sent; a call then waits only until its pause
+/// or deadline, in poll()s on the time left, and checks them again after each
+/// piece it reads (at most kReadChunk bytes, each line handed to `on_line`).
+/// memcached's crawler waits for a reader that pauses (it polls its client
+/// for as long as it takes).
+///
+/// Name resolution (getaddrinfo) is not bound by the times: pass a numeric
+/// address where that matters. A reply that ends in an error line (BUSY,
+/// ERROR, ...) is kRefused with that line in its message, and keeps the
+/// connection for another command; every other failure, or an exception from
+/// `on_line`, closes it. Move-only; the destructor closes the socket. Not
+/// thread-safe. Calls allocate (std::bad_alloc may escape) but never throw for
+/// I/O.
+///
+/// **Example**:
+///   ListingConnection link("127.0.0.1", 11211);
+///   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+///   std::optional<MetaStatus> done = link.connect(pause, deadline);   // nothing: call again
+///   link.start("lru_crawler metadump all");
+///   done = link.read(pause, deadline, [](std::string_view line) { use(line); });
+class ListingConnection {
+ public:
+  /// kReadChunk: the most bytes read (and parsed) between two checks of the
+  /// times.
+  static constexpr std::size_t kReadChunk = 16384;
+
+  /// ListingConnection: not connected yet, to `host` (a numeric IPv4 or IPv6
+  /// address, bracketed or not, or a name) on `port`.
+  ListingConnection(std::string_view host, std::uint16_t port) : port_(port) {
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    host_.assign(host);
+  }
+
+  ListingConnection(const ListingConnection&) = delete;
+  auto operator=(const ListingConnection&) -> ListingConnection& = delete;
+  ListingConnection(ListingConnection&& other) noexcept
+      : host_(std::move(other.host_)),
+        port_(other.port_),
+        fd_(std::exchange(other.fd_, -1)),
+        state_(std::exchange(other.state_, State::kClosed)),
+        addresses_(std::move(other.addresses_)),
+        next_address_(other.next_address_),
+        last_error_(other.last_error_),
+        request_(std::move(other.request_)),
+        sent_(other.sent_),
+        parser_(std::move(other.parser_)) {}
+  auto operator=(ListingConnection&& other) noexcept -> ListingConnection& {
+    if (this != &other) {
+      close();
+      host_ = std::move(other.host_);
+      port_ = other.port_;
+      fd_ = std::exchange(other.fd_, -1);
+      state_ = std::exchange(other.state_, State::kClosed);
+      addresses_ = std::move(other.addresses_);
+      next_address_ = other.next_address_;
+      last_error_ = other.last_error_;
+      request_ = std::move(other.request_);
+      sent_ = other.sent_;
+      parser_ = std::move(other.parser_);
+    }
+    return *this;
+  }
+  ~ListingConnection() { close(); }
+
+  /// connect: connects, trying each address of the host in turn. Ok at once
+  /// when connected already.
+  [[nodiscard]] auto connect(MetaDeadline pause, MetaDeadline deadline)
+      -> std::optional<MetaStatus> {
+    if (state_ == State::kClosed) {
+      if (MetaStatus status = resolve(); !status) {
+        return status;
+      }
+      if (std::optional<MetaStatus> failed = next_address()) {
+        return failed;
+      }
+    }
+    while (state_ == State::kConnecting) {
+      const Wait ready = wait(POLLOUT, pause, deadline);
+      if (ready == Wait::kPaused) {
+        return std::nullopt;
+      }
+      if (ready == Wait::kTimedOut) {
+        return timed_out();
+      }
+      if (ready == Wait::kFailed) {
+        return closing(MetaErrc::kIo, errno, "poll()");
+      }
+      int error = 0;
+      socklen_t length = sizeof error;
+      if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = errno;
+      }
+      if (error == 0) {
+        state_ = State::kIdle;
+        break;
+      }
+      last_error_ = error;
+      if (std::optional<MetaStatus> failed = next_address()) {
+        return failed;
+      }
+    }
+    if (state_ != State::kIdle) {
+      return failure(MetaErrc::kNotConnected, 0, endpoint() + ": a command is under way");
+    }
+    return MetaStatus{};
+  }
+
+  /// start: sets up `command` (without "\r\n", for example "stats"), which
+  /// read() sends and whose reply it reads. Needs a connection with no
+  /// command under way (connect() answered ok, and any earlier reply was read
+  /// to its end); otherwise it closes the connection, and read() fails with
+  /// kNotConnected.
+  void start(std::string_view command) {
+    if (state_ != State::kIdle) {
+      close();
+      return;
+    }
+    request_.assign(command).append("\r\n");
+    sent_ = 0;
+    parser_.reset();
+    state_ = State::kSending;
+  }
+
+  /// read: sends the started command and reads its reply, calling
+  /// `on_line(std::string_view)` for each line up to END (views valid during
+  /// the call only). Ok at END; kRefused for an error line.
+  template <class OnLine>
+  [[nodiscard]] auto read(MetaDeadline pause, MetaDeadline deadline, OnLine&& on_line)
+      -> std::optional<MetaStatus> {
+    if (state_ == State::kSending) {
+      if (sent_ == 0 && now_ns() >= ns(deadline)) {
+        // Nothing is in flight: the connection stays as it is.
+        state_ = State::kIdle;
+        return failure(MetaErrc::kTimeout, 0, endpoint() + ": deadline passed before the request");
+      }
+      MetaStatus failed;
+      const Sent sent = send(pause, deadline, failed);
+      if (sent == Sent::kPaused) {
+        return std::nullopt;
+      }
+      if (sent == Sent::kFailed) {
+        return failed;
+      }
+      state_ = State::kReading;
+    }
+    if (state_ != State::kReading) {
+      return failure(MetaErrc::kNotConnected, 0,
+                     endpoint() + ": not connected, or no command was started");
+    }
+    std::array<char, kReadChunk> chunk{};
+    for (;;) {
+      const ssize_t got = ::recv(fd_, chunk.data(), chunk.size(), 0);
+      if (got == 0) {
+        return closing(MetaErrc::kDisconnected, 0, "the server closed the connection");
+      }
+      if (got < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          return lost(errno, "recv()");
+        }
+        const Wait ready = wait(POLLIN, pause, deadline);
+        if (ready == Wait::kReady) {
+          continue;
+        }
+        if (ready == Wait::kPaused) {
+          return std::nullopt;
+        }
+        return ready == Wait::kTimedOut ? timed_out() : closing(MetaErrc::kIo, errno, "poll()");
+      }
+      const std::string_view bytes(chunk.data(), static_cast<std::size_t>(got));
+      const MetaParseResult step = feed(bytes, on_line);
+      if (step.status == MetaParse::kMalformed) {
+        return closing(MetaErrc::kMalformed, 0, "malformed reply: " + std::string(step.reason));
+      }
+      if (step.status == MetaParse::kComplete) {
+        if (step.consumed != bytes.size()) {
+          return closing(MetaErrc::kMalformed, 0, "malformed reply: bytes after the reply");
+        }
+        state_ = State::kIdle;
+        if (parser_.end() != TextLinesEnd::kEnd) {
+          return failure(MetaErrc::kRefused, 0,
+                         endpoint() + " answered '" + parser_.message() + "'");
+        }
+        return MetaStatus{};
+      }
+      const std::int64_t at = now_ns();
+      if (at >= ns(deadline)) {
+        return timed_out();
+      }
+      if (at >= ns(pause)) {
+        return std::nullopt;
+      }
+    }
+  }
+
+  /// is_open: whether a socket is open (connecting, idle or busy).
+  [[nodiscard]] auto is_open() const noexcept -> bool { return fd_ >= 0; }
+
+  /// close: closes the socket; a later connect() starts again.
+  void close() noexcept {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    state_ = State::kClosed;
+  }
+
+ private:
+  enum class State : std::uint8_t { kClosed, kConnecting, kIdle, kSending, kReading };
+  enum class Wait : std::uint8_t { kReady, kPaused, kTimedOut, kFailed };
+  enum class Sent : std::uint8_t { kAll, kPaused, kFailed };
+
+  struct Address {
+    int family = 0;
+    int type = 0;
+    int protocol = 0;
+    sockaddr_storage address{};
+    socklen_t length = 0;
+  };
+
+  [[nodiscard]] static auto now_ns() noexcept -> std::int64_t { return steady_now_ns(); }
+
+  [[nodiscard]] static auto ns(MetaDeadline at) noexcept -> std::int64_t {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+  }
+
+  [[nodiscard]] auto endpoint() const -> std::string {
+    if (host_.find(':') != std::string::npos) {
+      return "[" + host_ + "]:" + std::to_string(port_);
+    }
+    return host_ + ":" + std::to_string(port_);
+  }
+
+  [[nodiscard]] static auto failure(MetaErrc code, int error_number, std::string message)
+      -> MetaStatus {
+    return MetaStatus{code, error_number, std::move(message)};
+  }
+
+  // A failure that closes the connection.
+  auto closing(MetaErrc code, int error_number, std::string_view what) -> MetaStatus {
+    close();
+    std::string message = endpoint() + ": " + std::string(what);
+    if (error_number != 0) {
+      message.append(": ").append(std::generic_category().message(error_number));
+    }
+    return failure(code, error_number, std::move(message));
+  }
+
+  auto timed_out() -> MetaStatus { return closing(MetaErrc::kTimeout, 0, "deadline passed"); }
+
+  auto lost(int error, std::string_view call) -> MetaStatus {
+    const bool peer = error == ECONNRESET || error == EPIPE || error == ECONNABORTED;
+    return closing(peer ? MetaErrc::kDisconnected : MetaErrc::kIo, error, call);
+  }
+
+  // Waits until fd_ reports one of `events`, or the pause or the deadline
+  // comes; polls once without waiting even when both have come.
+  [[nodiscard]] auto wait(short events, MetaDeadline pause, MetaDeadline deadline) const noexcept
+      -> Wait {
+    const std::int64_t end = std::min(ns(pause), ns(deadline));
+    for (;;) {
+      const std::int64_t left = std::max<std::int64_t>(end - now_ns(), 0);
+      pollfd entry{fd_, events, 0};
+#if defined(__linux__)
+      const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
+                             static_cast<long>(left % 1'000'000'000)};
+      const int ready = ::ppoll(&entry, 1, &timeout, nullptr);
+#else
+      // poll() counts milliseconds: round down and loop, so as not to overrun.
+      const int ready =
+          ::poll(&entry, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000, 60'000)));
+#endif
+      if (ready > 0) {
+        return Wait::kReady;
+      }
+      if (ready < 0 && errno != EINTR) {
+        return Wait::kFailed;
+      }
+      const std::int64_t at = now_ns();
+      if (at >= ns(deadline)) {
+        return Wait::kTimedOut;
+      }
+      if (at >= ns(pause)) {
+        return Wait::kPaused;
+      }
+    }
+  }
+
+  // Resolves host_ into addresses_ (not bound by any time).
+  auto resolve() -> MetaStatus {
+    addresses_.clear();
+    next_address_ = 0;
+    last_error_ = 0;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string service = std::to_string(port_);
+    if (const int rc = ::getaddrinfo(host_.c_str(), service.c_str(), &hints, &found); rc != 0) {
+      return failure(MetaErrc::kResolve, 0, "cannot resolve " + host_ + ": " + ::gai_strerror(rc));
+    }
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
+    for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+      if (entry->ai_addrlen > sizeof(sockaddr_storage)) {
+        continue;
+      }
+      Address address;
+      address.family = entry->ai_family;
+      address.type = entry->ai_socktype;
+      address.protocol = entry->ai_protocol;
+      std::memcpy(&address.address, entry->ai_addr, entry->ai_addrlen);
+      address.length = entry->ai_addrlen;
+      addresses_.push_back(address);
+    }
+    return {};
+  }
+
+  // Starts connecting to the next address: nothing while one is under way
+  // (or connected), the failure when none is left.
+  auto next_address() -> std::optional<MetaStatus> {
+    while (next_address_ < addresses_.size()) {
+      close();
+      const Address& address = addresses_[next_address_++];
+      fd_ = ::socket(address.family, address.type | SOCK_NONBLOCK | SOCK_CLOEXEC, address.protocol);
+      if (fd_ < 0) {
+        return closing(MetaErrc::kIo, errno, "socket()");
+      }
+      const int one = 1;
+      static_cast<void>(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
+      if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address.address), address.length) ==
+          0) {
+        state_ = State::kIdle;
+        return std::nullopt;
+      }
+      if (errno == EINPROGRESS) {
+        state_ = State::kConnecting;
+        return std::nullopt;
+      }
+      last_error_ = errno;
+    }
+    if (addresses_.empty()) {
+      return closing(MetaErrc::kConnect, 0, "no address");
+    }
+    return closing(MetaErrc::kConnect, last_error_, "connect()");
+  }
+
+  // Feeds `bytes` to the parser; closes the connection if on_line throws (the
+  // rest of the reply is unread).
+  template <class OnLine>
+  auto feed(std::string_view bytes, OnLine& on_line) -> MetaParseResult {
+    struct CloseUnlessDone {
+      ListingConnection* connection;
+      ~CloseUnlessDone() {
+        if (connection != nullptr) {
+          connection->close();
+        }
+      }
+    } guard{this};
+    MetaParseResult step = parser_.feed(bytes, on_line);
+    guard.connection = nullptr;
+    return step;
+  }
+
+  // Sends what is left of request_ (`failed` says why on kFailed).
+  auto send(MetaDeadline pause, MetaDeadline deadline, MetaStatus& failed) -> Sent {
+    while (sent_ < request_.size()) {
+      const ssize_t n = ::send(fd_, request_.data() + sent_, request_.size() - sent_, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent_ += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        failed = lost(errno, "send()");
+        return Sent::kFailed;
+      }
+      const Wait ready = wait(POLLOUT, pause, deadline);
+      if (ready == Wait::kPaused) {
+        return Sent::kPaused;
+      }
+      if (ready != Wait::kReady) {
+        failed = ready == Wait::kTimedOut ? timed_out() : closing(MetaErrc::kIo, errno, "poll()");
+        return Sent::kFailed;
+      }
+    }
+    return Sent::kAll;
+  }
+
+  std::string host_;
+  std::uint16_t port_ = 0;
+  int fd_ = -1;
+  State state_ = State::kClosed;
+  std::vector<Address> addresses_;
+  std::size_t next_address_ = 0;
+  int last_error_ = 0;
+  std::string request_;
+  std::size_t sent_ = 0;
+  TextLineParser parser_;
 };
 
 }  // namespace detail
