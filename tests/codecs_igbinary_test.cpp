@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -251,20 +252,64 @@ auto doubling_arrays(int levels) -> std::string {
   return bytes;
 }
 
-TEST(IgbinaryArrays, ReferenceExpansionIsBoundedByMaxSize) {
+TEST(IgbinaryArrays, ReferenceExpansionIsBoundedByMaxDecodedBytes) {
   auto small = igbinary_unserialize(doubling_arrays(4));
   ASSERT_TRUE(small.ok()) << small.error();
   const Value five = Value::list({5});
   const Value two = Value::list({five, five});
   const Value four = Value::list({two, two});
   EXPECT_EQ(*small, Value::list({five, two, four, Value::list({four, four})}));
-  auto bomb = igbinary_unserialize(doubling_arrays(40), DecodeLimits{1U << 20U, 256});
+  DecodeLimits limits;
+  limits.max_decoded_bytes = std::size_t{1} << 20U;
+  auto bomb = igbinary_unserialize(doubling_arrays(40), limits);
   ASSERT_FALSE(bomb.ok());
   EXPECT_EQ(bomb.code(), CodecErrc::kTooLarge) << bomb.error();
-  EXPECT_NE(bomb.error().message().find("references"), std::string::npos);
+  EXPECT_NE(bomb.error().message().find("past max_decoded_bytes 1048576"), std::string::npos)
+      << bomb.error();
   auto bomb_default = igbinary_unserialize(doubling_arrays(40));
   ASSERT_FALSE(bomb_default.ok());
   EXPECT_EQ(bomb_default.code(), CodecErrc::kTooLarge) << bomb_default.error();
+}
+
+TEST(IgbinaryUnserialize, MaxDecodedBytesBoundsTheTree) {
+  // What each costs: the top Value, an array's entries (a Value::Entry each,
+  // reserved from its header, also when it reads as a list), each string's
+  // bytes, a string reference's too (it is a copy).
+  struct Case {
+    const char* hex;
+    std::size_t need;
+  };
+  // null; "abc"; [null, null, null]; ["abc", "abc"] (a string reference);
+  // ["ab" => 1]
+  for (const Case& c : {
+           Case{"0000000200", sizeof(Value)},
+           Case{"000000021103616263", sizeof(Value) + 3},
+           Case{"000000021403060000060100060200", sizeof(Value) + 3 * sizeof(Value::Entry)},
+           Case{"0000000214020600110361626306010e00",
+                sizeof(Value) + 2 * sizeof(Value::Entry) + 2 * 3},
+           Case{"000000021401110261620601", sizeof(Value) + sizeof(Value::Entry) + 2},
+       }) {
+    SCOPED_TRACE(c.hex);
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    auto fits = igbinary_unserialize(from_hex(c.hex), limits);
+    ASSERT_TRUE(fits.ok()) << fits.error();
+    limits.max_decoded_bytes = c.need - 1;
+    auto over = igbinary_unserialize(from_hex(c.hex), limits);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  // An array whose size the bytes left can hold, but not the budget: refused
+  // at its header.
+  std::string many = from_hex("0000000216000f4240");  // an array of 1,000,000 entries
+  many.append(4000000, '\0');
+  DecodeLimits limits;
+  limits.max_decoded_bytes = std::size_t{1} << 20U;
+  auto refused = igbinary_unserialize(many, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "igbinary: at byte 4: an array of 1000000 entries would take the decoded value past "
+            "max_decoded_bytes 1048576");
 }
 
 // php -r 'class Foo { public $a = 1; } echo bin2hex(igbinary_serialize(new Foo)), " ",

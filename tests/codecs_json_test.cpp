@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -357,6 +358,50 @@ TEST(JsonDecode, Limits) {
   EXPECT_EQ(size.code(), CodecErrc::kTooLarge);
   EXPECT_EQ(size.error().message(), "json: 7 bytes, over the limit of 6");
   EXPECT_TRUE(json_decode("\"hello\"", DecodeLimits{7, 256}));
+}
+
+TEST(JsonDecode, MaxDecodedBytesBoundsTheTree) {
+  // What each costs: the top Value, an array's or object's slots as they
+  // are added, each string's bytes (an escape's as decoded).
+  struct Case {
+    std::string_view text;
+    std::size_t need;
+  };
+  for (const Case& c : {
+           Case{"null", sizeof(Value)},
+           Case{"[null, null, null]", 4 * sizeof(Value)},
+           Case{"[\"ab\"]", 2 * sizeof(Value) + 2},
+           Case{"{\"ab\": 1}", sizeof(Value) + sizeof(Value::Entry) + 2},
+           Case{"\"\\u00e9x\"", sizeof(Value) + 3},
+       }) {
+    SCOPED_TRACE(c.text);
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    auto fits = json_decode(c.text, limits);
+    ASSERT_TRUE(fits) << fits.error();
+    limits.max_decoded_bytes = c.need - 1;
+    auto over = json_decode(c.text, limits);
+    ASSERT_FALSE(over);
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  // 1,000,000 elements: refused at the one that does not fit.
+  std::string many = "[0";
+  for (int i = 1; i < 1000000; ++i) {
+    many += ",0";
+  }
+  many += "]";
+  DecodeLimits limits;
+  limits.max_decoded_bytes = 1000 * sizeof(Value);
+  auto refused = json_decode(many, limits);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "json: at byte 1999: an array's element 1000 would take the decoded value past "
+            "max_decoded_bytes " +
+                std::to_string(1000 * sizeof(Value)));
+  // A long string stops as it grows past what is left.
+  auto text = json_decode("\"" + std::string(100000, 'a') + "\"", limits);
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.code(), CodecErrc::kTooLarge);
 }
 
 const std::string kDocument =

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -355,6 +356,56 @@ TEST(MsgpackDecode, MaxSizeBoundsStrings) {
   EXPECT_EQ(big.code(), CodecErrc::kTooLarge);
   auto fits = msgpack_decode(*msgpack_encode(Value(std::string(60, 'a'))), DecodeLimits{64, 8});
   ASSERT_TRUE(fits.ok()) << fits.error();
+}
+
+TEST(MsgpackDecode, MaxDecodedBytesBoundsTheTree) {
+  // What each costs: the top Value, an array's or map's slots (reserved from
+  // its header), each string's bytes.
+  struct Case {
+    const char* hex;
+    std::size_t need;
+  };
+  // nil; [nil, nil, nil]; ["ab"]; {1: nil}; bin "abc"
+  for (const Case& c : {
+           Case{"c0", sizeof(Value)},
+           Case{"93c0c0c0", 4 * sizeof(Value)},
+           Case{"91a26162", 2 * sizeof(Value) + 2},
+           Case{"8101c0", sizeof(Value) + sizeof(Value::Entry)},
+           Case{"c403616263", sizeof(Value) + 3},
+       }) {
+    SCOPED_TRACE(c.hex);
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    auto fits = msgpack_decode(from_hex(c.hex), limits);
+    ASSERT_TRUE(fits.ok()) << fits.error();
+    limits.max_decoded_bytes = c.need - 1;
+    auto over = msgpack_decode(from_hex(c.hex), limits);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  // An array32 of 1,000,000 nils, whose bytes are all there: refused at its
+  // header, by default (80 MB of Values, over 64 MiB).
+  const std::string nils = from_hex("dd000f4240") + std::string(1000000, '\xc0');
+  auto refused = msgpack_decode(nils);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "msgpack: at byte 0: an array of 1000000 elements would take the decoded value past "
+            "max_decoded_bytes 67108864");
+  // A map16 of 65,535 entries and a string past a small budget.
+  DecodeLimits limits;
+  limits.max_decoded_bytes = 4096;
+  std::string map = from_hex("deffff");
+  for (int i = 0; i < 0xffff; ++i) {
+    map += from_hex("c0c0");
+  }
+  auto big_map = msgpack_decode(map, limits);
+  ASSERT_FALSE(big_map.ok());
+  EXPECT_EQ(big_map.error().message(),
+            "msgpack: at byte 0: a map of 65535 entries would take the decoded value past "
+            "max_decoded_bytes 4096");
+  auto big_string = msgpack_decode(*msgpack_encode(Value(std::string(5000, 'a'))), limits);
+  ASSERT_FALSE(big_string.ok());
+  EXPECT_EQ(big_string.code(), CodecErrc::kTooLarge);
 }
 
 TEST(MsgpackRoundTrip, EncodeThenDecodeGivesTheValueBack) {

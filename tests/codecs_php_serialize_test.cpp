@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -359,6 +360,48 @@ TEST(PhpUnserialize, Limits) {
   EXPECT_EQ(php_unserialize(nested).code(), CodecErrc::kTooDeep);
 }
 
+TEST(PhpUnserialize, MaxDecodedBytesBoundsTheTree) {
+  // What each costs: the top Value, an array's entries (a Value::Entry each,
+  // taken as it is added, also when the array reads as a list; a repeated
+  // key takes none), each string's bytes (before they are copied or
+  // unescaped).
+  struct Case {
+    std::string_view bytes;
+    std::size_t need;
+  };
+  for (const Case& c : {
+           Case{"N;", sizeof(Value)},
+           Case{"s:3:\"abc\";", sizeof(Value) + 3},
+           Case{"S:3:\"a\\62c\";", sizeof(Value) + 3},
+           Case{"a:3:{i:0;N;i:1;N;i:2;N;}", sizeof(Value) + 3 * sizeof(Value::Entry)},
+           Case{"a:1:{s:2:\"ab\";i:1;}", sizeof(Value) + sizeof(Value::Entry) + 2},
+           Case{"a:2:{i:0;N;i:0;N;}", sizeof(Value) + sizeof(Value::Entry)},
+       }) {
+    SCOPED_TRACE(c.bytes);
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    auto fits = php_unserialize(c.bytes, limits);
+    ASSERT_TRUE(fits) << fits.error();
+    limits.max_decoded_bytes = c.need - 1;
+    auto over = php_unserialize(c.bytes, limits);
+    ASSERT_FALSE(over);
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  // 100,000 elements: refused at the one that does not fit.
+  std::string many = "a:100000:{";
+  for (int i = 0; i < 100000; ++i) {
+    many += "i:" + std::to_string(i) + ";N;";
+  }
+  many += "}";
+  DecodeLimits limits;
+  limits.max_decoded_bytes = 4096;
+  auto refused = php_unserialize(many, limits);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "php-serialize: at byte 0: an array of 100000 elements would take the decoded value "
+            "past max_decoded_bytes 4096");
+}
+
 TEST(PhpUnserialize, IntegersOutsideInt64AreTooLarge) {
   // PHP 8.2 clamps them to PHP_INT_MAX with a warning.
   for (std::string_view bytes :
@@ -415,6 +458,22 @@ TEST(PhpSession, CorruptSessions) {
   EXPECT_EQ(php_session_decode("a|a:1:{i:0;N;}", DecodeLimits{1024, 0}).code(),
             CodecErrc::kTooDeep);
   EXPECT_EQ(php_session_decode("a|i:1;", DecodeLimits{5, 256}).code(), CodecErrc::kTooLarge);
+}
+
+TEST(PhpSession, MaxDecodedBytesBoundsTheSession) {
+  // The map, each variable's entry and name, and its value's own: a|N;
+  // b|s:2:"xy";
+  const std::string_view session = "a|N;b|s:2:\"xy\";";
+  const std::size_t need = sizeof(Value) + 2 * sizeof(Value::Entry) + 1 + 1 + 2;
+  DecodeLimits limits;
+  limits.max_decoded_bytes = need;
+  auto fits = php_session_decode(session, limits);
+  ASSERT_TRUE(fits) << fits.error();
+  EXPECT_EQ(*fits, Value::map({{"a", nullptr}, {"b", "xy"}}));
+  limits.max_decoded_bytes = need - 1;
+  auto over = php_session_decode(session, limits);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
 }
 
 TEST(PhpSession, ObjectsMakeTheWholeSessionOpaque) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -405,6 +406,46 @@ TEST(StorableThaw, DepthAndSizeAreBounded) {
       storable_thaw(*storable_nfreeze(Value::list({std::string(100, 'a')})), DecodeLimits{64, 8});
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.code(), CodecErrc::kTooLarge);
+}
+
+TEST(StorableThaw, MaxDecodedBytesBoundsTheTree) {
+  // What each costs: the top Value, an array's or hash's slots (reserved from
+  // its size), each string's bytes (a Latin-1 key's as UTF-8).
+  struct Case {
+    std::string bytes;
+    std::size_t need;
+  };
+  // [[1]]; {"\x{e9}" (was UTF-8) => 1}; Perl's flag hash of
+  // NonAsciiKeysMakeAFlagHashAsPerlDoes; [undef, undef, undef]; ["abc"]
+  for (const Case& c : {
+           Case{from_hex("050b02000000010402000000010881"), 3 * sizeof(Value)},
+           Case{from_hex("050b19000000000108810200000001e9"),
+                sizeof(Value) + sizeof(Value::Entry) + 2},
+           Case{from_hex("050b190000000003088100000000016108830200000003e974e908820100000003e298"
+                         "ba"),
+                sizeof(Value) + 3 * sizeof(Value::Entry) + 1 + 5 + 3},
+           Case{*storable_nfreeze(Value::list({nullptr, nullptr, nullptr})), 4 * sizeof(Value)},
+           Case{*storable_nfreeze(Value::list({"abc"})), 2 * sizeof(Value) + 3},
+       }) {
+    SCOPED_TRACE(to_hex(c.bytes));
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    auto fits = storable_thaw(c.bytes, limits);
+    ASSERT_TRUE(fits.ok()) << fits.error();
+    limits.max_decoded_bytes = c.need - 1;
+    auto over = storable_thaw(c.bytes, limits);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  // An array of 1,000,000 undefs, all there: refused at its size.
+  const std::string many = from_hex("050b02000f4240") + std::string(1000000, '\x05');
+  DecodeLimits limits;
+  limits.max_decoded_bytes = std::size_t{1} << 20U;
+  auto refused = storable_thaw(many, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "storable: at byte 2: an array of 1000000 elements would take the decoded value past "
+            "max_decoded_bytes 1048576");
 }
 
 TEST(StorableRoundTrip, NfreezeThenThaw) {

@@ -29,7 +29,7 @@ enum class CodecErrc : std::uint8_t {
   kUnknownFlags,  ///< the flags name a type or compression this codec does not know
   kCorrupt,       ///< the bytes break their format (truncated, bad checksum, wrong length)
   kUnsupported,   ///< a well-formed construct memshard does not decode (an object, a GLOBAL)
-  kTooLarge,      ///< more than DecodeLimits::max_size bytes, or a number out of range
+  kTooLarge,      ///< over DecodeLimits::max_size or max_decoded_bytes, or a number out of range
   kTooDeep,       ///< nested deeper than DecodeLimits::max_depth
   kNotEncodable,  ///< encode: the peer has no form for this value
 };
@@ -123,15 +123,23 @@ class [[nodiscard]] CodecResult {
 };
 
 /// DecodeLimits: what a decoder allows, whatever the bytes claim. Memory stays
-/// bounded: no decoder produces more than `max_size` bytes of decompressed or
-/// decoded data, reserves room for more elements than the bytes left can hold,
-/// or recurses deeper than `max_depth`.
+/// bounded: no decoder produces more than `max_size` bytes of decompressed
+/// data or a string longer than that, builds a Value tree taking more than
+/// `max_decoded_bytes` of memory, reserves room for more elements than the
+/// bytes left can hold, or recurses deeper than `max_depth`.
 struct DecodeLimits {
   /// max_size: the largest decompressed payload and the largest string
   /// (memcached's own item limit is 1 MiB by default, 1 GiB at most).
   std::size_t max_size = std::size_t{64} << 20U;
   /// max_depth: the deepest nesting of lists and maps.
   std::size_t max_depth = 256;
+  /// max_decoded_bytes: the most memory a decoded tree may take: sizeof(Value)
+  /// for each Value (two for a map entry) plus the bytes of its strings,
+  /// counted as the decoder reads and checked before it allocates (a header
+  /// announcing n elements is refused when n Values do not fit). A small
+  /// item can announce millions of elements, each a Value (80 bytes with
+  /// libstdc++ on 64 bits): this bounds the tree, as max_size the bytes.
+  std::size_t max_decoded_bytes = std::size_t{64} << 20U;
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
 
@@ -300,13 +301,14 @@ class IgbinaryWriter {
 /// whether the bytes hold something kept opaque.
 ///
 /// A copy-of-array reference is decoded by reading the earlier array's bytes
-/// again ("replay", which numbers nothing); the values produced that way are
-/// counted against limits.max_size (sizeof(Value) each, plus string bytes),
-/// so references cannot expand a small input into a large value.
+/// again ("replay", which numbers nothing). Every array's slots and every
+/// string's bytes, replayed or not, are taken from limits.max_decoded_bytes
+/// before they are allocated, so neither array nor string references can
+/// expand a small input into a large value.
 class IgbinaryReader {
  public:
   IgbinaryReader(std::string_view bytes, const DecodeLimits& limits) noexcept
-      : bytes_(bytes), limits_(limits) {}
+      : bytes_(bytes), limits_(limits), budget_(limits.max_decoded_bytes) {}
 
   [[nodiscard]] auto decode() -> CodecResult<Value> {
     if (bytes_.size() < 4) {
@@ -318,6 +320,9 @@ class IgbinaryReader {
     if (version != 1 && version != 2) {
       return fail(CodecErrc::kCorrupt, 0,
                   "header version " + std::to_string(version) + " is not igbinary's 1 or 2");
+    }
+    if (!budget_.take_values(1)) {
+      return fail(CodecErrc::kTooLarge, 0, budget_.exceeded("a value"));
     }
     CodecResult<Value> value = read(0);
     if (opaque_) {
@@ -375,18 +380,14 @@ class IgbinaryReader {
     return fail(CodecErrc::kUnsupported, at, std::string(what));
   }
 
-  /// charge: counts `weight` bytes of a value made by a replay.
-  [[nodiscard]] auto charge(std::size_t at, std::size_t weight) -> std::optional<CodecError> {
-    if (!replay_) {
-      return std::nullopt;
+  /// text_value: a string Value of `text`, its bytes taken from the budget
+  /// first.
+  [[nodiscard]] auto text_value(std::string_view text, std::size_t at) -> CodecResult<Value> {
+    if (!budget_.take(text.size())) {
+      return fail(CodecErrc::kTooLarge, at,
+                  budget_.exceeded("a string of " + std::to_string(text.size()) + " bytes"));
     }
-    copied_ += weight;
-    if (copied_ > limits_.max_size) {
-      return fail(
-          CodecErrc::kTooLarge, at,
-          "array references expand the data past max_size " + std::to_string(limits_.max_size));
-    }
-    return std::nullopt;
+    return Value(text);
   }
 
   [[nodiscard]] auto read_long(unsigned tag, std::size_t at) -> CodecResult<std::int64_t> {
@@ -502,14 +503,15 @@ class IgbinaryReader {
         if (!text) {
           return text.error();
         }
-        key = Value(*text);
+        CodecResult<Value> made = text_value(*text, at);
+        if (!made) {
+          return made.error();
+        }
+        key = *std::move(made);
         break;
       }
       default:
         return fail(CodecErrc::kCorrupt, at, "type " + hex(tag) + " cannot be an array key");
-    }
-    if (auto error = charge(at, sizeof(Value) + (key->is_string() ? key->as_string().size() : 0))) {
-      return *std::move(error);
     }
     return key;
   }
@@ -530,6 +532,10 @@ class IgbinaryReader {
                       std::to_string(left()) + " bytes left");
     }
     const auto n = static_cast<std::size_t>(*count);
+    if (!budget_.take_entries(n)) {
+      return fail(CodecErrc::kTooLarge, at,
+                  budget_.exceeded("an array of " + std::to_string(n) + " entries"));
+    }
     std::size_t id = 0;
     if (!replay_) {
       id = arrays_.size();
@@ -648,7 +654,11 @@ class IgbinaryReader {
         if (!text) {
           return text.error();
         }
-        value = Value(*text);
+        CodecResult<Value> made = text_value(*text, at);
+        if (!made) {
+          return made;
+        }
+        value = *std::move(made);
         break;
       }
       case 0x01:
@@ -686,20 +696,16 @@ class IgbinaryReader {
       default:
         return fail(CodecErrc::kCorrupt, at, "type " + hex(tag) + " is not an igbinary type");
     }
-    if (auto error =
-            charge(at, sizeof(Value) + (value->is_string() ? value->as_string().size() : 0))) {
-      return *std::move(error);
-    }
     return *std::move(value);
   }
 
   std::string_view bytes_;
   const DecodeLimits& limits_;
+  DecodeBudget budget_;
   std::size_t pos_ = 0;
   std::vector<std::string_view> strings_;
   std::vector<ArrayMark> arrays_;
   bool replay_ = false;
-  std::size_t copied_ = 0;
   bool opaque_ = false;
 };
 
@@ -731,8 +737,10 @@ class IgbinaryReader {
 /// Value::serialized("igbinary", bytes). Errors: kCorrupt (bad header,
 /// truncated data, an unknown type, a count the bytes left cannot hold, a
 /// reference to nothing, bytes after the value), kTooLarge (an integer
-/// outside int64, a string over limits.max_size, references
-/// expanding past it), kTooDeep (arrays nested deeper than limits.max_depth).
+/// outside int64, a string over limits.max_size, a tree over
+/// limits.max_decoded_bytes, references included: an array's size is checked
+/// before any room is reserved), kTooDeep (arrays nested deeper than
+/// limits.max_depth).
 [[nodiscard]] inline auto igbinary_unserialize(std::string_view bytes,
                                                const DecodeLimits& limits = {})
     -> CodecResult<Value> {

@@ -40,6 +40,7 @@
 #include <utility>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
 #include "memshard/codecs/detail/utf8.hpp"
 #include "memshard/codecs/php_serialize.hpp"
@@ -254,12 +255,17 @@ inline void json_append_unit(std::string& out, std::uint32_t unit) {
 
 /// JsonParser: the strict reader behind json_decode; with `non_finite` it
 /// also reads NaN, Infinity and -Infinity as values (Ruby's JSON.load).
+/// Arrays and objects announce no size: each element's slot is taken from
+/// max_decoded_bytes as it is added, and a string's bytes as it grows.
 class JsonParser {
  public:
   JsonParser(std::string_view text, const DecodeLimits& limits, bool non_finite = false)
-      : text_(text), limits_(limits), non_finite_(non_finite) {}
+      : text_(text), limits_(limits), budget_(limits.max_decoded_bytes), non_finite_(non_finite) {}
 
   [[nodiscard]] auto document() -> CodecResult<Value> {
+    if (!budget_.take_values(1)) {
+      return fail(budget_.exceeded("a value"), CodecErrc::kTooLarge);
+    }
     skip_space();
     auto parsed = value(0);
     if (!parsed) {
@@ -368,6 +374,10 @@ class JsonParser {
     }
     for (;;) {
       skip_space();
+      if (!budget_.take_values(1)) {
+        return fail(budget_.exceeded("an array's element " + std::to_string(items.size() + 1)),
+                    CodecErrc::kTooLarge);
+      }
       auto item = value(depth + 1);
       if (!item) {
         return item;
@@ -400,6 +410,10 @@ class JsonParser {
       skip_space();
       if (pos_ >= text_.size() || text_[pos_] != '"') {
         return fail("expected a string key in an object, found " + found());
+      }
+      if (!budget_.take_entries(1)) {
+        return fail(budget_.exceeded("an object's member " + std::to_string(entries.size() + 1)),
+                    CodecErrc::kTooLarge);
       }
       auto key = string();
       if (!key) {
@@ -470,7 +484,8 @@ class JsonParser {
     }
   }
 
-  /// string: the text of the string at the position (at its '"').
+  /// string: the text of the string at the position (at its '"'); its
+  /// bytes are taken from the budget.
   [[nodiscard]] auto string() -> CodecResult<std::string> {
     const std::size_t start = pos_;
     ++pos_;
@@ -479,9 +494,22 @@ class JsonParser {
       if (pos_ >= text_.size()) {
         return fail_at(start, "a string without its closing '\"'");
       }
+      // What is decoded so far stays within the budget: the string never
+      // holds much more than it (a 4-byte sequence at most).
+      if (out.size() > budget_.left()) {
+        return fail_at(
+            start,
+            budget_.exceeded("a string longer than " + std::to_string(out.size()) + " bytes"),
+            CodecErrc::kTooLarge);
+      }
       const char c = text_[pos_];
       if (c == '"') {
         ++pos_;
+        if (!budget_.take(out.size())) {
+          return fail_at(start,
+                         budget_.exceeded("a string of " + std::to_string(out.size()) + " bytes"),
+                         CodecErrc::kTooLarge);
+        }
         return out;
       }
       if (static_cast<unsigned char>(c) < 0x20U) {
@@ -616,6 +644,7 @@ class JsonParser {
 
   std::string_view text_;
   DecodeLimits limits_;
+  DecodeBudget budget_;
   bool non_finite_ = false;
   std::size_t pos_ = 0;
 };
@@ -648,7 +677,7 @@ class JsonParser {
 /// magnitude infinity, as PHP reads it). Strings must be UTF-8,
 /// with \u surrogate pairs joined; a lone surrogate is kCorrupt. kTooDeep
 /// past limits.max_depth nested arrays and objects; kTooLarge for an input
-/// or a string over limits.max_size.
+/// or a string over limits.max_size, or a tree over limits.max_decoded_bytes.
 [[nodiscard]] inline auto json_decode(std::string_view text, const DecodeLimits& limits = {},
                                       JsonStyle style = JsonStyle::kCompact) -> CodecResult<Value> {
   if (text.size() > limits.max_size) {

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
 
@@ -264,14 +265,17 @@ inline auto msgpack_write(std::string& out, const Value& value) -> std::optional
 }
 
 /// MsgpackReader: the decoder's state: the input, the read position, the
-/// limits, and whether an opaque construct (an extension type or a PHP
-/// object) was seen.
+/// limits and what is left of max_decoded_bytes, and whether an opaque
+/// construct (an extension type or a PHP object) was seen.
 class MsgpackReader {
  public:
   MsgpackReader(std::string_view bytes, const DecodeLimits& limits) noexcept
-      : bytes_(bytes), limits_(limits) {}
+      : bytes_(bytes), limits_(limits), budget_(limits.max_decoded_bytes) {}
 
   [[nodiscard]] auto decode() -> CodecResult<Value> {
+    if (!budget_.take_values(1)) {
+      return fail(CodecErrc::kTooLarge, 0, budget_.exceeded("a value"));
+    }
     CodecResult<Value> value = read(0);
     if (!value) {
       return value;
@@ -340,6 +344,10 @@ class MsgpackReader {
                   std::string(what) + " of " + std::to_string(length) +
                       " bytes, more than max_size " + std::to_string(limits_.max_size));
     }
+    if (!budget_.take(length)) {
+      return fail(CodecErrc::kTooLarge, tag_at,
+                  budget_.exceeded(std::string(what) + " of " + std::to_string(length) + " bytes"));
+    }
     std::string data(bytes_.substr(pos_, length));
     pos_ += length;
     return text ? Value(std::move(data)) : Value::bytes(std::move(data));
@@ -368,6 +376,10 @@ class MsgpackReader {
                   "an array of " + std::to_string(count) + " elements with only " +
                       std::to_string(left()) + " bytes left");
     }
+    if (!budget_.take_values(count)) {
+      return fail(CodecErrc::kTooLarge, tag_at,
+                  budget_.exceeded("an array of " + std::to_string(count) + " elements"));
+    }
     Value::List items;
     items.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -390,6 +402,10 @@ class MsgpackReader {
       return fail(CodecErrc::kCorrupt, tag_at,
                   "a map of " + std::to_string(count) + " entries with only " +
                       std::to_string(left()) + " bytes left");
+    }
+    if (!budget_.take_entries(count)) {
+      return fail(CodecErrc::kTooLarge, tag_at,
+                  budget_.exceeded("a map of " + std::to_string(count) + " entries"));
     }
     Value::Map entries;
     entries.reserve(count);
@@ -531,6 +547,7 @@ class MsgpackReader {
 
   std::string_view bytes_;
   const DecodeLimits& limits_;
+  DecodeBudget budget_;
   std::size_t pos_ = 0;
   bool opaque_ = false;
 };
@@ -560,8 +577,10 @@ class MsgpackReader {
 /// map whose first key is nil (php-msgpack's object and reference marker);
 /// the rest is still checked. Errors: kCorrupt (truncated data, a count the
 /// bytes left cannot hold, byte c1, bytes after the value), kTooLarge (an
-/// integer above INT64_MAX, a string over limits.max_size), kTooDeep
-/// (arrays and maps nested deeper than limits.max_depth).
+/// integer above INT64_MAX, a string over limits.max_size, a tree over
+/// limits.max_decoded_bytes: an array or map header is checked before any
+/// room is reserved), kTooDeep (arrays and maps nested deeper than
+/// limits.max_depth).
 [[nodiscard]] inline auto msgpack_decode(std::string_view bytes, const DecodeLimits& limits = {})
     -> CodecResult<Value> {
   return detail::MsgpackReader(bytes, limits).decode();

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/detail/float_text.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
@@ -246,15 +247,28 @@ inline void php_append_key(std::string& out, const PhpKey& key) {
 }
 
 /// PhpUnserializer: reads serialize() text from a position on, keeping to
-/// DecodeLimits. An object, enum or reference makes it stop with
-/// kUnsupported, which its callers turn into an opaque value.
+/// DecodeLimits: every value it reads takes its array slots and string bytes
+/// from one max_decoded_bytes budget, before allocating them. An object, enum
+/// or reference makes it stop with kUnsupported, which its callers turn into
+/// an opaque value.
 class PhpUnserializer {
  public:
   PhpUnserializer(std::string_view bytes, const DecodeLimits& limits, std::string_view format)
-      : bytes_(bytes), limits_(limits), format_(format) {}
+      : bytes_(bytes), limits_(limits), budget_(limits.max_decoded_bytes), format_(format) {}
 
   [[nodiscard]] auto position() const noexcept -> std::size_t { return pos_; }
   void seek(std::size_t pos) noexcept { pos_ = pos; }
+
+  /// take: `count` times `size` bytes from the budget, for what the caller
+  /// builds around the values (the top Value, a session's variables);
+  /// kTooLarge, saying `what` did not fit, when they are not there.
+  [[nodiscard]] auto take(std::size_t count, std::size_t size, std::string_view what)
+      -> std::optional<CodecError> {
+    if (budget_.take(count, size)) {
+      return std::nullopt;
+    }
+    return fail(CodecErrc::kTooLarge, budget_.exceeded(what));
+  }
 
   /// value: the value at the position; `depth` arrays enclose it.
   [[nodiscard]] auto value(std::size_t depth) -> CodecResult<Value> {
@@ -440,6 +454,10 @@ class PhpUnserializer {
                          std::to_string(bytes_.size() - pos_) + " bytes are left");
     }
     const auto size = static_cast<std::size_t>(*claimed);
+    if (!budget_.take(size)) {
+      return fail_at(at, CodecErrc::kTooLarge,
+                     budget_.exceeded("a string of " + std::to_string(size) + " bytes"));
+    }
     std::string text;
     if (!escaped) {
       text.assign(bytes_.substr(pos_, size));
@@ -555,6 +573,9 @@ class PhpUnserializer {
       }
       if (seen != nullptr) {
         entries[*seen].second = std::move(*element);
+      } else if (!budget_.take_entries(1)) {
+        return fail_at(at, CodecErrc::kTooLarge,
+                       budget_.exceeded("an array of " + std::to_string(*count) + " elements"));
       } else {
         entries.emplace_back(std::move(k), std::move(*element));
       }
@@ -580,6 +601,7 @@ class PhpUnserializer {
 
   std::string_view bytes_;
   DecodeLimits limits_;
+  DecodeBudget budget_;
   std::string_view format_;
   std::size_t pos_ = 0;
 };
@@ -619,8 +641,9 @@ inline constexpr std::string_view kPhpSessionFormat = "php-session";
 /// repeated key keeps its first place and its last value, as in PHP). An
 /// object, enum or reference anywhere: Value::serialized("php-serialize",
 /// bytes). Errors: kCorrupt for bad or trailing bytes, kTooLarge for an
-/// integer outside int64 (PHP clamps it) or a string or input over
-/// limits.max_size, kTooDeep for arrays nested deeper than limits.max_depth.
+/// integer outside int64 (PHP clamps it), a string or input over
+/// limits.max_size or a tree over limits.max_decoded_bytes, kTooDeep for
+/// arrays nested deeper than limits.max_depth.
 [[nodiscard]] inline auto php_unserialize(std::string_view bytes, const DecodeLimits& limits = {})
     -> CodecResult<Value> {
   if (bytes.size() > limits.max_size) {
@@ -629,6 +652,9 @@ inline constexpr std::string_view kPhpSessionFormat = "php-session";
                                                 std::to_string(limits.max_size));
   }
   detail::PhpUnserializer reader(bytes, limits, detail::kPhpSerializeFormat);
+  if (auto error = reader.take(1, sizeof(Value), "a value")) {
+    return *std::move(error);
+  }
   auto decoded = reader.value(0);
   if (!decoded) {
     if (decoded.code() == CodecErrc::kUnsupported) {
@@ -658,6 +684,9 @@ inline constexpr std::string_view kPhpSessionFormat = "php-session";
                                                 std::to_string(limits.max_size));
   }
   detail::PhpUnserializer reader(bytes, limits, detail::kPhpSessionFormat);
+  if (auto error = reader.take(1, sizeof(Value), "a value")) {
+    return *std::move(error);
+  }
   Value::Map entries;
   std::map<std::string, std::size_t, std::less<>> index;
   std::size_t at = 0;
@@ -667,6 +696,11 @@ inline constexpr std::string_view kPhpSessionFormat = "php-session";
       return reader.fail_at(at, CodecErrc::kCorrupt,
                             "a session variable name without its '|' (" +
                                 std::to_string(bytes.size() - at) + " bytes left)");
+    }
+    reader.seek(at);
+    if (auto error = reader.take(
+            1, bar - at, "a session variable name of " + std::to_string(bar - at) + " bytes")) {
+      return *std::move(error);
     }
     std::string name(bytes.substr(at, bar - at));
     reader.seek(bar + 1);
@@ -679,6 +713,9 @@ inline constexpr std::string_view kPhpSessionFormat = "php-session";
     }
     const auto [place, fresh] = index.try_emplace(name, entries.size());
     if (fresh) {
+      if (auto error = reader.take(1, sizeof(Value::Entry), "a session variable")) {
+        return *std::move(error);
+      }
       entries.emplace_back(Value(std::move(name)), std::move(*decoded));
     } else {
       entries[place->second].second = std::move(*decoded);

@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
 
@@ -383,16 +384,20 @@ class StorableWriter {
 };
 
 /// StorableReader: storable_thaw's state: the input, the read position, the
-/// byte order of lengths and native numbers, and whether something kept
-/// opaque was found (decoding stops there).
+/// byte order of lengths and native numbers, what is left of
+/// max_decoded_bytes, and whether something kept opaque was found (decoding
+/// stops there).
 class StorableReader {
  public:
   StorableReader(std::string_view bytes, const DecodeLimits& limits) noexcept
-      : bytes_(bytes), limits_(limits) {}
+      : bytes_(bytes), limits_(limits), budget_(limits.max_decoded_bytes) {}
 
   [[nodiscard]] auto thaw() -> CodecResult<Value> {
     if (auto error = read_header()) {
       return *std::move(error);
+    }
+    if (!budget_.take_values(1)) {
+      return fail(CodecErrc::kTooLarge, pos_, budget_.exceeded("a value"));
     }
     CodecResult<Value> value = read(0, true);
     if (opaque_) {
@@ -510,6 +515,10 @@ class StorableReader {
                   "a string of " + std::to_string(length) + " bytes, more than max_size " +
                       std::to_string(limits_.max_size));
     }
+    if (!budget_.take(length)) {
+      return fail(CodecErrc::kTooLarge, at,
+                  budget_.exceeded("a string of " + std::to_string(length) + " bytes"));
+    }
     std::string text(bytes_.substr(pos_, length));
     pos_ += length;
     return text;
@@ -533,6 +542,10 @@ class StorableReader {
       return fail(CodecErrc::kCorrupt, at,
                   "an array of " + std::to_string(*count) + " elements with only " +
                       std::to_string(left()) + " bytes left");
+    }
+    if (!budget_.take_values(*count)) {
+      return fail(CodecErrc::kTooLarge, at,
+                  budget_.exceeded("an array of " + std::to_string(*count) + " elements"));
     }
     Value::List items;
     items.reserve(*count);
@@ -571,6 +584,10 @@ class StorableReader {
                   "a hash of " + std::to_string(*count) + " entries with only " +
                       std::to_string(left()) + " bytes left");
     }
+    if (!budget_.take_entries(*count)) {
+      return fail(CodecErrc::kTooLarge, at,
+                  budget_.exceeded("a hash of " + std::to_string(*count) + " entries"));
+    }
     Value::Map entries;
     entries.reserve(*count);
     for (std::size_t i = 0; i < *count; ++i) {
@@ -598,7 +615,18 @@ class StorableReader {
         return key.error();
       }
       if ((key_flags & kStorableKeyWasUtf8) != 0) {
+        // Each byte above 0x7f becomes two.
+        std::size_t high = 0;
+        for (const char c : *key) {
+          high += static_cast<unsigned char>(c) >= 0x80U ? 1 : 0;
+        }
+        if (!budget_.take(high)) {
+          return fail(
+              CodecErrc::kTooLarge, key_at,
+              budget_.exceeded("a hash key of " + std::to_string(key->size() + high) + " bytes"));
+        }
         std::string utf8;
+        utf8.reserve(key->size() + high);
         for (const char c : *key) {
           const auto b = static_cast<unsigned char>(c);
           if (b < 0x80U) {
@@ -730,6 +758,7 @@ class StorableReader {
 
   std::string_view bytes_;
   const DecodeLimits& limits_;
+  DecodeBudget budget_;
   std::size_t pos_ = 0;
   bool network_ = true;
   bool big_endian_ = true;
@@ -751,8 +780,9 @@ class StorableReader {
 /// tied data, a hook, code, a regexp or a restricted hash. Errors: kCorrupt
 /// (bad header, truncated data, an unknown item type, a count the bytes left
 /// cannot hold, bytes after the item), kUnsupported (a native image of
-/// another layout), kTooLarge (a string over limits.max_size),
-/// kTooDeep (nesting deeper than limits.max_depth).
+/// another layout), kTooLarge (a string over limits.max_size, a tree over
+/// limits.max_decoded_bytes: an array or hash size is checked before any room
+/// is reserved), kTooDeep (nesting deeper than limits.max_depth).
 [[nodiscard]] inline auto storable_thaw(std::string_view bytes, const DecodeLimits& limits = {})
     -> CodecResult<Value> {
   return detail::StorableReader(bytes, limits).thaw();
