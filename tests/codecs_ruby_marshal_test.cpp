@@ -779,10 +779,9 @@ TEST(RubyMarshal, AMillionLinksToABigArrayAreTooLargeWithoutBuildingThem) {
   EXPECT_EQ(ok->as_list()[2].as_list().size(), 1000U);
 }
 
-TEST(RubyMarshal, LinkGrowthLimitIsEightTimesTheInput) {
-  // [s, @1 x k] with a 100-byte String s: 6 + 100 + 2k input bytes, a value
-  // of 1 + 101 (k + 1) nodes and string bytes. k = 8: 910 <= 8 x 122;
-  // k = 9: 1011 > 8 x 124.
+TEST(RubyMarshal, MaxDecodedBytesBoundsTheValueLinksIncluded) {
+  // [s, @1 x k] with a 100-byte String s: the list's Value, and k + 1
+  // copies of s, each a Value and its 100 bytes.
   auto input = [](int links) {
     std::string bytes("\x04\x08[", 3);
     bytes.push_back(static_cast<char>(links + 1 + 5));
@@ -793,24 +792,46 @@ TEST(RubyMarshal, LinkGrowthLimitIsEightTimesTheInput) {
     }
     return bytes;
   };
-  const auto fits = marshal_load(input(8));
+  const std::size_t need = sizeof(Value) + 10 * (sizeof(Value) + 100);
+  DecodeLimits limits;
+  limits.max_decoded_bytes = need;
+  const auto fits = marshal_load(input(9), limits);
   ASSERT_TRUE(fits.ok()) << fits.error();
-  EXPECT_EQ(fits->as_list().size(), 9U);
-  EXPECT_TRUE(same(fits->as_list()[8], Value::bytes(std::string(100, 'x'))));
-  const auto over = marshal_load(input(9));
+  EXPECT_EQ(fits->as_list().size(), 10U);
+  EXPECT_TRUE(same(fits->as_list()[9], Value::bytes(std::string(100, 'x'))));
+  limits.max_decoded_bytes = need - 1;
+  const auto over = marshal_load(input(9), limits);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.code(), CodecErrc::kTooLarge);
   EXPECT_EQ(over.error().message(),
-            "ruby-marshal: at byte 2: the links repeat objects into a value of 1011 nodes and "
-            "string bytes, more than the 992 allowed for 124 bytes");
-  // max_size lowers the limit
-  DecodeLimits limits;
-  limits.max_size = 909;
-  const auto capped = marshal_load(input(8), limits);
-  ASSERT_FALSE(capped.ok());
-  EXPECT_EQ(capped.code(), CodecErrc::kTooLarge);
-  limits.max_size = 910;
-  EXPECT_TRUE(marshal_load(input(8), limits).ok());
+            "ruby-marshal: at byte 2: a value of " + std::to_string(need) +
+                " bytes (a link counts as the copy it makes) would take the decoded value past "
+                "max_decoded_bytes " +
+                std::to_string(need - 1));
+  // Without links: a map's entries, Symbols and Strings count as they are
+  // ({:ab => [nil, "c"]}).
+  const std::string plain = from_hex("04087b063a0761625b073049220663063a064554");
+  const std::size_t plain_need = 5 * sizeof(Value) + 2 + 1;
+  limits.max_decoded_bytes = plain_need;
+  const auto plain_fits = marshal_load(plain, limits);
+  ASSERT_TRUE(plain_fits.ok()) << plain_fits.error();
+  EXPECT_TRUE(same(*plain_fits, Value::map({{"ab", Value::list({nullptr, "c"})}})))
+      << describe(*plain_fits);
+  limits.max_decoded_bytes = plain_need - 1;
+  const auto plain_over = marshal_load(plain, limits);
+  ASSERT_FALSE(plain_over.ok());
+  EXPECT_EQ(plain_over.code(), CodecErrc::kTooLarge);
+  // An Array of 1,000,000 nils, all there: measured, refused before
+  // anything is built.
+  std::string many("\x04\x08[\x03\x40\x42\x0f", 7);
+  many.append(1000000, '0');
+  allocated_bytes = 0;
+  counting_allocations = true;
+  const auto refused = marshal_load(many);
+  counting_allocations = false;
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), CodecErrc::kTooLarge);
+  EXPECT_LT(allocated_bytes.load(), 4096U);
 }
 
 TEST(RubyMarshal, DumpRefusesNestingPastItsLimit) {

@@ -59,10 +59,11 @@
 // String's encoding, and a link back into an unfinished object (a cycle) are
 // recognised and kept: the whole input decodes to
 // Value::serialized("ruby-marshal", input). No class is ever looked up or
-// instantiated. Links can repeat an object many times: the decoded value may
-// hold at most kMarshalLinkGrowth times as many nodes plus string bytes as
-// the input has bytes (and at most limits.max_size), which is checked before
-// anything is built. Ruby's own Marshal.load ignores bytes after the object;
+// instantiated. Links can repeat an object many times: the first pass
+// measures the memory of the value they make (sizeof(Value) for each node,
+// plus the bytes of its strings and Symbols, a link counting as the copy it
+// places), which must be within limits.max_decoded_bytes before anything is
+// built. Ruby's own Marshal.load ignores bytes after the object;
 // marshal_load refuses them (kCorrupt). Ruby 1.8's Float form (text, NUL,
 // binary mantissa) is kUnsupported.
 //
@@ -95,10 +96,6 @@
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
-
-/// kMarshalLinkGrowth: how many times the input's size the nodes plus string
-/// bytes of a decoded value may reach (links and Symbol links repeat data).
-inline constexpr std::size_t kMarshalLinkGrowth = 8;
 
 /// kMarshalMaxDumpDepth: the deepest nesting of lists and maps marshal_dump
 /// writes.
@@ -228,22 +225,26 @@ inline constexpr std::string_view kMarshalFormat = "ruby-marshal";
   return same(name, "ASCII-8BIT") || same(name, "BINARY");
 }
 
+/// kMarshalNodeCost: what one node of a decoded value costs of
+/// max_decoded_bytes (its strings' bytes come on top).
+inline constexpr std::size_t kMarshalNodeCost = sizeof(Value);
+
 /// MarshalObject: what the first pass learns of one object of the object
 /// table: where to read it again, its size as a tree, whether it is finished.
 struct MarshalObject {
-  std::size_t start = 0;   ///< the offset of its first byte (its `I` wrapper's)
-  std::size_t cost = 1;    ///< nodes plus string bytes of its tree
-  std::size_t height = 0;  ///< nesting of lists and maps in it
-  std::string_view text;   ///< a String's bytes
-  unsigned char type = 0;  ///< its type byte
-  bool complete = false;   ///< read to its end (a link to it is not a cycle)
+  std::size_t start = 0;                ///< the offset of its first byte (its `I` wrapper's)
+  std::size_t cost = kMarshalNodeCost;  ///< the memory of its tree: nodes and string bytes
+  std::size_t height = 0;               ///< nesting of lists and maps in it
+  std::string_view text;                ///< a String's bytes
+  unsigned char type = 0;               ///< its type byte
+  bool complete = false;                ///< read to its end (a link to it is not a cycle)
 };
 
 /// MarshalItem: one object as read: its Value when built, else what the
 /// first pass measures of it.
 struct MarshalItem {
   Value value;
-  std::size_t cost = 1;
+  std::size_t cost = kMarshalNodeCost;
   std::size_t height = 0;
   std::string_view text;
   unsigned char type = 0;
@@ -281,17 +282,15 @@ class MarshalReader {
     if (deferred_) {
       return std::move(*deferred_);
     }
-    const std::size_t budget = input_.size() > limits_.max_size / kMarshalLinkGrowth
-                                   ? limits_.max_size
-                                   : input_.size() * kMarshalLinkGrowth;
-    if (top.cost > budget) {
+    if (top.cost > limits_.max_decoded_bytes) {
       return marshal_error(
           CodecErrc::kTooLarge, 2,
-          "the links repeat objects into a value of " +
+          "a value of " +
               (top.cost == std::numeric_limits<std::size_t>::max() ? std::string("too many")
                                                                    : std::to_string(top.cost)) +
-              " nodes and string bytes, more than the " + std::to_string(budget) + " allowed for " +
-              std::to_string(input_.size()) + " bytes");
+              " bytes (a link counts as the copy it makes) would take the decoded value past "
+              "max_decoded_bytes " +
+              std::to_string(limits_.max_decoded_bytes));
     }
     second_pass_ = true;
     pos_ = 2;
@@ -634,7 +633,7 @@ class MarshalReader {
     if (build) {
       items.reserve(count);
     }
-    std::size_t cost = 1;
+    std::size_t cost = kMarshalNodeCost;
     std::size_t height = 0;
     for (std::size_t i = 0; i < count; ++i) {
       MarshalItem item;
@@ -666,7 +665,7 @@ class MarshalReader {
     if (build) {
       entries.reserve(count);
     }
-    std::size_t cost = 1;
+    std::size_t cost = kMarshalNodeCost;
     std::size_t height = 0;
     for (std::size_t i = 0; i < count; ++i) {
       MarshalItem key;
@@ -881,7 +880,7 @@ class MarshalReader {
       case '"':
         ok = read_text(out.text, "the length of a String");
         registered = register_object(type, at, out.text);
-        out.cost = marshal_add(1, out.text.size());
+        out.cost = marshal_add(kMarshalNodeCost, out.text.size());
         break;
       case ':':
       case ';': {
@@ -895,7 +894,7 @@ class MarshalReader {
           }
           ok = read_symbol_body(name, ivars, at);
         }
-        out.cost = marshal_add(1, name.size());
+        out.cost = marshal_add(kMarshalNodeCost, name.size());
         if (ok && build) {
           out.value = Value(std::string(name));
         }
@@ -1181,8 +1180,8 @@ class MarshalWriter {
 /// another version; kCorrupt for a truncated or malformed stream, a link to
 /// an object or Symbol not yet written, or bytes after the object;
 /// kTooLarge for an integer outside int64, an input over limits.max_size or a
-/// value that links make more than kMarshalLinkGrowth times the input;
-/// kTooDeep past limits.max_depth.
+/// value (links copied) over limits.max_decoded_bytes, measured before
+/// anything is built; kTooDeep past limits.max_depth.
 [[nodiscard]] inline auto marshal_load(std::string_view bytes, const DecodeLimits& limits = {})
     -> CodecResult<Value> {
   if (bytes.size() > limits.max_size) {
