@@ -24,6 +24,7 @@
 #include "memshard/codecs/pickle.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/sha1.hpp"
+#include "support/allocation_meter.hpp"
 #include "support/value_table.hpp"
 
 namespace {
@@ -34,6 +35,8 @@ using memshard::pickle_dumps;
 using memshard::pickle_loads;
 using memshard::Value;
 using memshard::ValueKind;
+using memshard::testing::allocated_bytes;
+using memshard::testing::counting_allocations;
 using namespace std::string_view_literals;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -929,18 +932,20 @@ TEST(PickleTest, DeclaredLengthsAreCheckedBeforeUse) {
             "too_large");
   EXPECT_EQ(code_of(pickle_loads("Vabcde\n."sv, small)), "too_large");
   EXPECT_EQ(code_of(pickle_loads("Vab\xe9\xe9\n."sv, small)), "too_large");  // 6 bytes of UTF-8
-  // A shared str copied out: the total counts.
+  // A shared str copied out: each copy counts against max_decoded_bytes.
   EXPECT_EQ(code_of(pickle_loads("(\x8c\x02"
                                  "abh\x00l."sv,
                                  small)),
             "corrupt");  // no PUT: GET fails
+  DecodeLimits copies;
+  copies.max_decoded_bytes = 3 * sizeof(Value) + 2 * 2;  // the list, two slots, 2 x "ab"
   EXPECT_EQ(code_of(pickle_loads("(\x8c\x02"
                                  "ab\x94h\x00l."sv,
-                                 small)),
+                                 copies)),
             "ok: list");
   EXPECT_EQ(code_of(pickle_loads("(\x8c\x02"
                                  "ab\x94h\x00h\x00l."sv,
-                                 small)),
+                                 copies)),
             "too_large");
 }
 
@@ -1016,6 +1021,83 @@ TEST(PickleTest, SelfReferencesAndExplodingSharingAreBounded) {
       "aq\x00h\x00h\x00l."sv);
   ASSERT_TRUE(shared) << shared.error();
   EXPECT_EQ(*shared, L({L({1}), L({1}), L({1})}));
+}
+
+TEST(PickleTest, MaxDecodedBytesBoundsTheTree) {
+  // What the tree costs: the top Value, a list's or dict's slots (taken
+  // before they are reserved, each time a shared object is copied), each
+  // string's bytes.
+  struct Case {
+    std::string_view bytes;
+    std::size_t need;
+  };
+  // x = [1..10], then [x, x, x, x]: x is copied four times.
+  std::string shared("]q\x00("sv);
+  for (char i = 1; i <= 10; ++i) {
+    shared += "K";
+    shared.push_back(i);
+  }
+  shared += "e(h\x00h\x00h\x00h\x00l."sv;
+  for (const Case& c : {
+           Case{"N."sv, sizeof(Value)},
+           Case{"\x8c\x03"
+                "abc."sv,
+                sizeof(Value) + 3},
+           Case{"}K\x01Ns."sv, sizeof(Value) + sizeof(Value::Entry)},  // {1: None}
+           Case{shared, sizeof(Value) + 4 * sizeof(Value) + 4 * 10 * sizeof(Value)},
+       }) {
+    SCOPED_TRACE(printable(c.bytes));
+    DecodeLimits limits;
+    limits.max_decoded_bytes = c.need;
+    EXPECT_EQ(code_of(pickle_loads(c.bytes, limits)).substr(0, 2), "ok");
+    limits.max_decoded_bytes = c.need - 1;
+    const auto over = pickle_loads(c.bytes, limits);
+    ASSERT_FALSE(over);
+    EXPECT_EQ(over.code(), CodecErrc::kTooLarge) << over.error();
+  }
+  DecodeLimits limits;
+  limits.max_decoded_bytes = 1000;
+  EXPECT_EQ(pickle_loads(shared, limits).error().message(),
+            "pickle: a list of 10 items would take the decoded value past max_decoded_bytes 1000 "
+            "(a shared object is copied each time)");
+}
+
+TEST(PickleTest, MaxDecodedBytesBoundsTheUnpicklersOwnMemory) {
+  // None, then 99 DUPs: 100 objects on the stack, a Ref (a tag and 8 bytes)
+  // each, whatever the one Value returned.
+  constexpr std::size_t kRef = 16;
+  const std::string dups = "N" + std::string(99, '2') + ".";
+  DecodeLimits limits;
+  limits.max_decoded_bytes = 100 * kRef;
+  EXPECT_EQ(code_of(pickle_loads(dups, limits)), "ok: null");
+  limits.max_decoded_bytes = 100 * kRef - 1;
+  const auto over = pickle_loads(dups, limits);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.code(), CodecErrc::kTooLarge);
+  EXPECT_EQ(over.error().message(),
+            "pickle: at byte 99: the unpickler's stack, memo and objects would take more than "
+            "max_decoded_bytes 1599");
+
+  // set(x) for a list x of 1,000 items, made again and again from the memo
+  // (5 bytes each): each copies x's 1,000 items.
+  std::string sets("cbuiltins\nset\nq\x00("sv);
+  for (int i = 0; i < 1000; ++i) {
+    sets += "K\x01";
+  }
+  sets += "l\x85q\x01";
+  for (int i = 0; i < 10000; ++i) {
+    sets += "h\x00h\x01R0"sv;
+  }
+  sets += "N.";
+  limits.max_decoded_bytes = std::size_t{1} << 20U;
+  allocated_bytes = 0;
+  counting_allocations = true;
+  const auto refused = pickle_loads(sets, limits);
+  counting_allocations = false;
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.code(), CodecErrc::kTooLarge);
+  EXPECT_LT(allocated_bytes.load(), std::size_t{4} << 20U);
+  EXPECT_EQ(code_of(pickle_loads(sets)), "too_large");
 }
 
 TEST(PickleTest, NumbersOutOfRangeAreTooLarge) {

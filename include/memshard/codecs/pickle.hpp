@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "memshard/codecs/codec_result.hpp"
+#include "memshard/codecs/detail/decode_budget.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/version.hpp"
 
@@ -576,9 +577,20 @@ enum class PickleCallable : std::uint8_t {
 /// containers hold PickleRefs: small scalars inline, strings and containers
 /// as indexes into arenas, so that the memo and the stack share objects as
 /// Python does; the Value tree is built from them after STOP.
+///
+/// Memory is held to limits.max_decoded_bytes twice over: the machine's own
+/// (every Ref pushed, memo entry, mark, container and string, taken before it
+/// is made: DUP, GET and a REDUCE of set() or _codecs.encode can copy much
+/// from a few bytes), and, apart, the tree built after STOP (a shared object
+/// is copied each time it is reached: its slots and strings are taken each
+/// time, before they are allocated).
 class PickleReader {
  public:
-  PickleReader(std::string_view input, const DecodeLimits& limits) : in_(input), limits_(limits) {}
+  PickleReader(std::string_view input, const DecodeLimits& limits)
+      : in_(input),
+        limits_(limits),
+        work_(limits.max_decoded_bytes),
+        tree_(limits.max_decoded_bytes) {}
 
   [[nodiscard]] auto run() -> CodecResult<Value> {
     if (in_.empty()) {
@@ -613,10 +625,18 @@ class PickleReader {
     if (opaque_) {
       return Value::serialized(std::string(kPickleName), std::string(in_));
     }
+    if (!tree_.take_values(1)) {
+      return CodecError(CodecErrc::kTooLarge, "pickle: " + tree_.exceeded("a value"));
+    }
     if (root.tag == Tag::kText || root.tag == Tag::kBytes) {
       std::string& text = texts_[static_cast<std::size_t>(root.bits)];
       if (text.size() > limits_.max_size) {
         return too_large_text();
+      }
+      if (!tree_.take(text.size())) {
+        return CodecError(
+            CodecErrc::kTooLarge,
+            "pickle: " + tree_.exceeded("a string of " + std::to_string(text.size()) + " bytes"));
       }
       return root.tag == Tag::kText ? Value(std::move(text)) : Value::bytes(std::move(text));
     }
@@ -660,6 +680,10 @@ class PickleReader {
     bool hashable = false;                            // can be a dict key or a set item
     bool open = false;  // on the path being built (a cycle when met again)
   };
+  /// kMemoEntryCost: what a new memo index costs of the machine's budget
+  /// (the hash node: its index, its Ref, the next pointer, a bucket).
+  static constexpr std::size_t kMemoEntryCost =
+      sizeof(std::uint64_t) + sizeof(Ref) + 2 * sizeof(void*);
 
   // --- errors ---------------------------------------------------------------
 
@@ -679,8 +703,17 @@ class PickleReader {
     return false;
   }
   [[nodiscard]] auto too_large_text() const -> CodecError {
-    return CodecError(CodecErrc::kTooLarge, "pickle: the strings decode to more than " +
+    return CodecError(CodecErrc::kTooLarge, "pickle: a string decodes to more than " +
                                                 std::to_string(limits_.max_size) + " bytes");
+  }
+  /// take_work: `bytes` of the machine's memory, before they are allocated.
+  auto take_work(std::size_t bytes) -> bool {
+    if (work_.take(bytes)) {
+      return true;
+    }
+    return fail(CodecErrc::kTooLarge,
+                "the unpickler's stack, memo and objects would take more than max_decoded_bytes " +
+                    std::to_string(work_.limit()));
   }
 
   // --- input ----------------------------------------------------------------
@@ -746,6 +779,9 @@ class PickleReader {
     return marks_.empty() ? 0 : marks_.back();
   }
   auto push(Ref ref) -> bool {
+    if (!take_work(sizeof(Ref))) {
+      return false;
+    }
     stack_.push_back(ref);
     return true;
   }
@@ -756,12 +792,23 @@ class PickleReader {
     return push(Ref{Tag::kFloat, std::bit_cast<std::uint64_t>(value)});
   }
   auto push_bool(bool value) -> bool { return push(Ref{value ? Tag::kTrue : Tag::kFalse, 0}); }
-  /// push_text: a str (`tag` kText, UTF-8) or bytes (kBytes).
+  /// push_text: a str (`tag` kText, UTF-8) or bytes (kBytes), whose bytes
+  /// the caller took with take_work before making it.
   auto push_text(Tag tag, std::string text) -> bool {
+    if (!take_work(sizeof(std::string))) {
+      return false;
+    }
     texts_.push_back(std::move(text));
     return push(Ref{tag, texts_.size() - 1});
   }
+  /// copy_text: push_text of a copy of `text`.
+  auto copy_text(Tag tag, std::string_view text) -> bool {
+    return take_work(text.size()) && push_text(tag, std::string(text));
+  }
   auto push_container(Container container) -> bool {
+    if (!take_work(sizeof(Container))) {
+      return false;
+    }
     containers_.push_back(std::move(container));
     return push(Ref{Tag::kContainer, containers_.size() - 1});
   }
@@ -811,6 +858,9 @@ class PickleReader {
   }
   /// container: a new container of stack_[from..], which leave the stack.
   auto container(Kind kind, std::size_t from) -> bool {
+    if (!take_work(sizeof(Container))) {
+      return false;
+    }
     Container node;
     node.kind = kind;
     node.hashable = kind == Kind::kTuple || kind == Kind::kFrozenSet;
@@ -842,6 +892,9 @@ class PickleReader {
   auto memo_put(std::uint64_t index, std::string_view opcode) -> bool {
     if (stack_.size() <= fence()) {
       return fail_underflow(opcode);
+    }
+    if (!memo_.contains(index) && !take_work(kMemoEntryCost)) {
+      return false;
     }
     memo_[index] = stack_.back();
     return true;
@@ -921,6 +974,9 @@ class PickleReader {
       return corrupt("STRING argument is not quoted");
     }
     text = text.substr(1, text.size() - 2);
+    if (!take_work(text.size())) {  // escapes only shorten it
+      return false;
+    }
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -990,6 +1046,9 @@ class PickleReader {
   /// characters, \uXXXX and \UXXXXXXXX escapes (after an odd number of
   /// backslashes) code points.
   auto load_unicode(std::string_view text) -> bool {
+    if (!take_work(text.size())) {
+      return false;
+    }
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -1024,6 +1083,10 @@ class PickleReader {
       return fail(CodecErrc::kTooLarge,
                   "UNICODE decodes to more than " + std::to_string(limits_.max_size) + " bytes");
     }
+    // Latin-1 above U+007F takes two bytes of UTF-8: at most twice the text.
+    if (out.size() > text.size() && !take_work(out.size() - text.size())) {
+      return false;
+    }
     return push_text(Tag::kText, std::move(out));
   }
   /// load_utf8: the payload of BINUNICODE and its kin (UTF-8, surrogates
@@ -1044,7 +1107,7 @@ class PickleReader {
       opaque_ = true;
       return true;
     }
-    return push_text(Tag::kText, std::string(text));
+    return copy_text(Tag::kText, text);
   }
 
   // --- globals and calls ------------------------------------------------------
@@ -1098,6 +1161,9 @@ class PickleReader {
         if (text == nullptr || encoding == nullptr || *encoding != "latin1") {
           break;
         }
+        if (!take_work(text->size())) {  // one byte for each character
+          return false;
+        }
         std::string bytes;
         for (std::size_t i = 0; i < text->size();) {
           char32_t code_point = 0;
@@ -1127,6 +1193,9 @@ class PickleReader {
           if (items == nullptr || items->kind == Kind::kDict || items->kind == Kind::kCallable) {
             break;
           }
+          if (!take_work(items->items.size() * sizeof(Ref))) {
+            return false;
+          }
           const std::vector<Ref> copy = items->items;
           stack_.insert(stack_.end(), copy.begin(), copy.end());
           if (!check_hashable(from, 1)) {
@@ -1152,6 +1221,9 @@ class PickleReader {
     std::size_t mark = 0;
     switch (op) {
       case '(':  // MARK
+        if (!take_work(sizeof(std::size_t))) {
+          return false;
+        }
         marks_.push_back(stack_.size());
         return true;
       case '0':  // POP: the top object, or the MARK right on top
@@ -1173,8 +1245,7 @@ class PickleReader {
         if (stack_.size() <= fence()) {
           return fail_underflow("DUP");
         }
-        stack_.push_back(stack_.back());
-        return true;
+        return push(stack_.back());
       case 'N':
         return push(Ref{Tag::kNone, 0});
       case 0x88:  // NEWTRUE
@@ -1231,9 +1302,9 @@ class PickleReader {
       case 'S':
         return line("STRING", arg) && load_string(arg);
       case 'T':  // BINSTRING
-        return counted(4, "BINSTRING", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(4, "BINSTRING", true, arg) && copy_text(Tag::kBytes, arg);
       case 'U':  // SHORT_BINSTRING
-        return counted(1, "SHORT_BINSTRING", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(1, "SHORT_BINSTRING", true, arg) && copy_text(Tag::kBytes, arg);
       case 'V':
         return line("UNICODE", arg) && load_unicode(arg);
       case 'X':
@@ -1243,13 +1314,13 @@ class PickleReader {
       case 0x8d:
         return counted(8, "BINUNICODE8", true, arg) && load_utf8(arg, "BINUNICODE8");
       case 'B':
-        return counted(4, "BINBYTES", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(4, "BINBYTES", true, arg) && copy_text(Tag::kBytes, arg);
       case 'C':
-        return counted(1, "SHORT_BINBYTES", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(1, "SHORT_BINBYTES", true, arg) && copy_text(Tag::kBytes, arg);
       case 0x8e:
-        return counted(8, "BINBYTES8", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(8, "BINBYTES8", true, arg) && copy_text(Tag::kBytes, arg);
       case 0x96:
-        return counted(8, "BYTEARRAY8", true, arg) && push_text(Tag::kBytes, std::string(arg));
+        return counted(8, "BYTEARRAY8", true, arg) && copy_text(Tag::kBytes, arg);
       case ']':
         return empty_container(Kind::kList);
       case '}':
@@ -1539,12 +1610,6 @@ class PickleReader {
   /// Shared objects are copied; a container met again on its own path is a
   /// cycle.
   auto build(Ref ref, std::size_t depth, Value& out) -> Built {
-    if (++built_ > value_budget()) {
-      error_.emplace(CodecErrc::kTooLarge, "pickle: shared references expand to more than " +
-                                               std::to_string(value_budget()) +
-                                               " values (a Value is a tree)");
-      return Built::kError;
-    }
     switch (ref.tag) {
       case Tag::kNone:
         out = Value();
@@ -1562,10 +1627,8 @@ class PickleReader {
       case Tag::kText:
       case Tag::kBytes: {
         const std::string& text = texts_[static_cast<std::size_t>(ref.bits)];
-        text_ += text.size();
-        if (text_ > limits_.max_size) {
-          error_.emplace(too_large_text());
-          return Built::kError;
+        if (!tree_.take(text.size())) {
+          return too_large_tree("a string of " + std::to_string(text.size()) + " bytes");
         }
         out = ref.tag == Tag::kText ? Value(text) : Value::bytes(text);
         return Built::kOk;
@@ -1589,6 +1652,11 @@ class PickleReader {
     // and of equal set items; CPython never writes such duplicates.
     const bool is_set = kind == Kind::kSet || kind == Kind::kFrozenSet;
     const std::size_t count = containers_[index].items.size();
+    if (is_dict ? !tree_.take_entries(count / 2) : !tree_.take_values(count)) {
+      containers_[index].open = false;
+      return too_large_tree(std::string(is_dict ? "a dict of " : "a list of ") +
+                            std::to_string(is_dict ? count / 2 : count) + " items");
+    }
     Value::List list;
     Value::Map map;
     if (is_dict) {
@@ -1633,7 +1701,12 @@ class PickleReader {
     }
     return status;
   }
-  [[nodiscard]] auto value_budget() const noexcept -> std::size_t { return 2 * in_.size() + 64; }
+  /// too_large_tree: the error when `what` does not fit in the tree's budget.
+  auto too_large_tree(const std::string& what) -> Built {
+    error_.emplace(CodecErrc::kTooLarge,
+                   "pickle: " + tree_.exceeded(what) + " (a shared object is copied each time)");
+    return Built::kError;
+  }
 
   std::string_view in_;
   DecodeLimits limits_;
@@ -1646,8 +1719,8 @@ class PickleReader {
   std::unordered_map<std::uint64_t, Ref> memo_;
   std::vector<std::string> texts_;
   std::vector<Container> containers_;
-  std::size_t built_ = 0;
-  std::size_t text_ = 0;
+  DecodeBudget work_;
+  DecodeBudget tree_;
   std::optional<CodecError> error_;
 };
 
@@ -2098,9 +2171,11 @@ class PickleWriter {
 /// Errors: kCorrupt (truncated, a missing STOP or bytes after it, an
 /// unknown opcode, a stack underflow, a GET of an index never PUT, text
 /// that is not a number, invalid UTF-8), kTooLarge (an int outside int64, a
-/// float overflow, a string over limits.max_size, or shared references that
-/// expand to more than 2 values per input byte), kTooDeep (nesting deeper
-/// than limits.max_depth), kUnsupported (protocol > 5).
+/// float overflow, a string over limits.max_size, a tree over
+/// limits.max_decoded_bytes, shared objects copied each time they are
+/// reached, or an unpickler whose stack, memo and objects would take more
+/// than that), kTooDeep (nesting deeper than limits.max_depth), kUnsupported
+/// (protocol > 5).
 [[nodiscard]] inline auto pickle_loads(std::string_view bytes, const DecodeLimits& limits = {})
     -> CodecResult<Value> {
   detail::PickleReader reader(bytes, limits);
