@@ -128,7 +128,8 @@ TEST(MakeCodecTest, EveryNameMakesItsCodec) {
   for (const std::string_view name : memshard::codec_names()) {
     EXPECT_EQ(memshard::make_codec(name).name(), name);
     // Every codec takes its DecodeLimits.
-    EXPECT_NO_THROW((void)memshard::make_codec(name, {{"max_size", "10"}, {"max_depth", "3"}}))
+    EXPECT_NO_THROW((void)memshard::make_codec(
+        name, {{"max_size", "10"}, {"max_depth", "3"}, {"max_decoded_bytes", "99"}}))
         << name;
   }
   const AnyCodec dalli = memshard::make_codec_from_spec("dalli:serializer=JSON,compressor=gzip");
@@ -141,9 +142,27 @@ TEST(MakeCodecTest, EveryNameMakesItsCodec) {
   const AnyCodec fast =
       memshard::make_codec_from_spec("cache-memcached-fast:compress_threshold=-1");
   EXPECT_EQ(fast.target<memshard::CacheMemcachedFastCodec>()->options().compress_threshold, 0U);
-  const AnyCodec limited = memshard::make_codec_from_spec("php-memcached:max_depth=3,max_size=10");
+  const AnyCodec limited = memshard::make_codec_from_spec(
+      "php-memcached:max_depth=3,max_size=10,max_decoded_bytes=4096");
   EXPECT_EQ(limited.target<memshard::PhpMemcachedCodec>()->options().limits.max_depth, 3U);
   EXPECT_EQ(limited.target<memshard::PhpMemcachedCodec>()->options().limits.max_size, 10U);
+  EXPECT_EQ(limited.target<memshard::PhpMemcachedCodec>()->options().limits.max_decoded_bytes,
+            4096U);
+  // Unset, it is the default (64 MiB), and it bounds what the codec decodes:
+  // php-memcached's msgpack (type 7) of [nil x 100] is 101 Values.
+  EXPECT_EQ(memshard::make_codec("php-memcached")
+                .target<memshard::PhpMemcachedCodec>()
+                ->options()
+                .limits.max_decoded_bytes,
+            memshard::DecodeLimits{}.max_decoded_bytes);
+  const std::string nils = std::string("\xdc\x00\x64", 3) + std::string(100, '\xc0');
+  const std::string need = std::to_string(101 * sizeof(memshard::Value));
+  const std::string under = std::to_string(101 * sizeof(memshard::Value) - 1);
+  EXPECT_TRUE(
+      memshard::make_codec("php-memcached", {{"max_decoded_bytes", need}}).decode(nils, 7).ok());
+  EXPECT_EQ(
+      memshard::make_codec("php-memcached", {{"max_decoded_bytes", under}}).decode(nils, 7).code(),
+      memshard::CodecErrc::kTooLarge);
   // Copies share the codec.
   const AnyCodec copy = limited;
   EXPECT_EQ(copy.target<memshard::PhpMemcachedCodec>(),

@@ -23,9 +23,9 @@
 //   php-session           (none: PHP session data, php-memcached's session handler)
 //   plain                 flags=N
 //
-// Every codec also takes max_size=N and max_depth=N (its DecodeLimits). An
-// unknown name or setting, or a value that does not parse, throws ConfigError:
-// once, when the codec is made.
+// Every codec also takes max_size=N, max_depth=N and max_decoded_bytes=N (its
+// DecodeLimits). An unknown name or setting, or a value that does not parse,
+// throws ConfigError: once, when the codec is made.
 
 #include <array>
 #include <charconv>
@@ -149,6 +149,7 @@ class CodecSettingReader {
   void limits(DecodeLimits& out) {
     size("max_size", out.max_size);
     size("max_depth", out.max_depth);
+    size("max_decoded_bytes", out.max_decoded_bytes);
   }
   void finish() const {
     if (!settings_.empty()) {
@@ -169,7 +170,7 @@ class CodecSettingReader {
 };
 
 // read_codec_settings: the settings of one codec, read into its options (all
-// but max_size and max_depth, which make_codec_of reads for every codec).
+// but the DecodeLimits, which make_codec_of reads for every codec).
 inline void read_codec_settings(CodecSettingReader& read, PhpMemcachedOptions& options) {
   read.choice("serializer", options.serializer,
               std::array<std::pair<std::string_view, PhpSerializer>, 4>{
@@ -261,8 +262,8 @@ inline void read_codec_settings(CodecSettingReader& read, PlainOptions& options)
   read.number("flags", options.flags);
 }
 
-// make_codec_of: a `Codec` with the settings `read` holds for it, then
-// max_size and max_depth.
+// make_codec_of: a `Codec` with the settings `read` holds for it, then its
+// DecodeLimits (max_size, max_depth, max_decoded_bytes).
 template <class Codec>
 [[nodiscard]] auto make_codec_of(CodecSettingReader& read) -> AnyCodec {
   std::remove_cvref_t<decltype(std::declval<const Codec&>().options())> options;
