@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -638,20 +639,24 @@ class ScriptedOldOwner : public MigrationTest {
   static auto new_owner(const Setup& setup) -> MemcachedServer& {
     return at(setup.after[Ring(setup.after).locate(setup.key)]);
   }
+  // An old owner whose n-th meta get (from 0) `on_read(n)` answers; a no-op
+  // answers MN, anything else (a delete) HD.
+  static auto old_copy(std::function<std::string(int)> on_read)
+      -> memshard::testing::ScriptedServer::Script {
+    return [on_read = std::move(on_read), reads = std::make_shared<std::atomic<int>>(0)](
+               std::string_view line, std::size_t) -> std::string {
+      if (line.starts_with("mg ")) {
+        return on_read(reads->fetch_add(1));
+      }
+      return line.starts_with("mn") ? "MN\r\n" : "HD\r\n";
+    };
+  }
 };
 
 TEST_F(ScriptedOldOwner, ACopyIsRevokedWhenTheOldCopyChangedAfterItWasRead) {
-  std::atomic<int> reads{0};
-  memshard::testing::ScriptedServer old([&](std::string_view line, std::size_t) -> std::string {
-    if (line.starts_with("mg ")) {
-      // The first read finds v0; by the validation a writer has deleted it.
-      return reads.fetch_add(1) == 0 ? "VA 2 f0 t100 c5\r\nv0\r\n" : "EN\r\n";
-    }
-    if (line.starts_with("mn")) {
-      return "MN\r\n";
-    }
-    return "HD\r\n";
-  });
+  // The first read finds v0; by the validation a writer has deleted it.
+  memshard::testing::ScriptedServer old(
+      old_copy([](int read) { return read == 0 ? "VA 2 f0 t100 c5\r\nv0\r\n" : "EN\r\n"; }));
   const Setup set = setup(old.port());
   Client client(set.before, options());
   client.begin_migration(set.after);
@@ -873,18 +878,13 @@ TEST_F(ScriptedOldOwner, AMoveRacingADeleteDoesNotBringTheDeletedValueBack) {
   for (const MigrationConsistency consistency :
        {MigrationConsistency::kFast, MigrationConsistency::kStrict}) {
     SCOPED_TRACE(consistency == MigrationConsistency::kFast ? "kFast" : "kStrict");
+    // The move reads v0; by its validation a clone's remove() has deleted
+    // the old copy (and found nothing on the new owner yet).
     std::atomic<int> reads{0};
-    memshard::testing::ScriptedServer old([&](std::string_view line, std::size_t) -> std::string {
-      if (line.starts_with("mg ")) {
-        // The move reads v0; by its validation a clone's remove() has
-        // deleted the old copy (and found nothing on the new owner yet).
-        return reads.fetch_add(1) == 0 ? "VA 2 f0 t100 c5\r\nv0\r\n" : "EN\r\n";
-      }
-      if (line.starts_with("mn")) {
-        return "MN\r\n";
-      }
-      return "HD\r\n";
-    });
+    memshard::testing::ScriptedServer old(old_copy([&](int read) {
+      reads.fetch_add(1);
+      return read == 0 ? "VA 2 f0 t100 c5\r\nv0\r\n" : "EN\r\n";
+    }));
     const Setup set = setup(old.port());
     ASSERT_EQ(new_owner(set).command("flush_all"), "OK\r\n");
     Client client(set.before, options());
@@ -908,21 +908,16 @@ TEST_F(ScriptedOldOwner, ACopyStoredAcrossTheCommitRevokesItself) {
   std::atomic<int> reads{0};
   Client* writer = nullptr;
   std::string key;
-  memshard::testing::ScriptedServer old([&](std::string_view line, std::size_t) -> std::string {
-    if (line.starts_with("mg ")) {
-      if (reads.fetch_add(1) == 0) {
-        // While the old copy is read: the window is committed and a writer
-        // deletes the key, on the new owner only (it has nothing yet).
-        EXPECT_TRUE(writer->commit_migration());
-        EXPECT_EQ(writer->remove(key).code(), Errc::kNotFound);
-      }
-      return "VA 2 f0 t100 c5\r\nv0\r\n";  // unchanged: nobody deletes old copies now
+  memshard::testing::ScriptedServer old(old_copy([&](int read) {
+    reads.fetch_add(1);
+    if (read == 0) {
+      // While the old copy is read: the window is committed and a writer
+      // deletes the key, on the new owner only (it has nothing yet).
+      EXPECT_TRUE(writer->commit_migration());
+      EXPECT_EQ(writer->remove(key).code(), Errc::kNotFound);
     }
-    if (line.starts_with("mn")) {
-      return "MN\r\n";
-    }
-    return "HD\r\n";
-  });
+    return "VA 2 f0 t100 c5\r\nv0\r\n";  // unchanged: nobody deletes old copies now
+  }));
   const Setup set = setup(old.port());
   key = set.key;
   Client client(set.before, options());
