@@ -21,7 +21,7 @@
 // benchmark's own (checked empty when started, stopped at the end), so
 // nothing is deleted; still, every key starts with the run's prefix
 // (MEMSHARD_BENCH_PREFIX, run_keys.hpp): "<prefix>rt:<row>" and
-// "<prefix>ttl-probe:<i>".
+// "<prefix>ttl:<i>".
 //
 // Timeline of one run, in windows of W requests (not seconds): kFillWindows
 // windows fill the cache to a steady state, kBeforeWindows windows before the
@@ -631,12 +631,24 @@ constexpr std::size_t kTtlProbes = 50;
 auto ttl_probe_keys(const Run& run) -> std::vector<std::string> {
   std::vector<std::string> keys;
   for (std::size_t i = 0; keys.size() < kTtlProbes; ++i) {
-    std::string key = memshard::bench::run_prefix() + "ttl-probe:" + std::to_string(i);
+    std::string key = memshard::bench::run_prefix() + "ttl:" + std::to_string(i);
     if (run.from().endpoint_for(key) != run.to().endpoint_for(key)) {
       keys.push_back(std::move(key));
     }
   }
   return keys;
+}
+
+// The probes' values are as large as the rows' (kValueSize), so that they
+// share the rows' slab class: a small value would open a slab class of its
+// own, and its first page, taken on an empty new server by the first copy,
+// would be memory the rows never get back (a 2 MB server then holds half as
+// many rows, for as long as it runs).
+void store_ttl_probes(Run& run, const std::vector<std::string>& keys) {
+  const std::string value(kValueSize, 'p');
+  for (const std::string& key : keys) {
+    (void)run.client().set(key, value, memshard::Expiry::after(std::chrono::seconds{600}));
+  }
 }
 
 void probe_ttls(Run& run, const std::vector<std::string>& keys) {
@@ -677,9 +689,7 @@ void note_migration(Run& run) {
 void read_through(Run& run) {
   const std::vector<std::string> probes = ttl_probe_keys(run);
   run.before();
-  for (const std::string& key : probes) {
-    (void)run.client().set(key, "probe", memshard::Expiry::after(std::chrono::seconds{600}));
-  }
+  store_ttl_probes(run, probes);
   run.client().begin_migration(run.to().servers, run.to().locator);
   probe_ttls(run, probes);
   run.after();
@@ -693,9 +703,7 @@ void read_through(Run& run) {
 void read_through_warmer(Run& run) {
   const std::vector<std::string> probes = ttl_probe_keys(run);
   run.before();
-  for (const std::string& key : probes) {
-    (void)run.client().set(key, "probe", memshard::Expiry::after(std::chrono::seconds{600}));
-  }
+  store_ttl_probes(run, probes);
   run.client().begin_migration(run.to().servers, run.to().locator);
   probe_ttls(run, probes);
   memshard::WarmerOptions options;
