@@ -140,6 +140,25 @@ class ReportTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, work)
         self.assertIn("Targets met: 3 of 4; missed: client get_in_migration in_migration / no migration "
                       "1.031x", done.stdout)
+    def test_resize_time_vs_direct_judge(self):
+        """T3: every window after a growth at least the direct switch's same window - 0.5 pp."""
+        sys.path.insert(0, BENCH)
+        from report.resize_time import judge_vs_direct
+
+        def run(*after):
+            row = {"windows": 2 + len(after), "resize_window": 2, "servers_before": 4, "servers_after": 5}
+            for w, rate in enumerate((0.84, 0.84) + after):
+                row.update({f"w{w:03d}_hit_rate": rate, f"w{w:03d}_db_reads": 0, f"w{w:03d}_requests": 0,
+                            f"w{w:03d}_seconds": 0})
+            return row
+
+        direct = run(0.80, 0.88, 0.884)
+        self.assertEqual(judge_vs_direct(run(0.85, 0.879, 0.884), direct), ("-0.1 pp (window 1)", True))
+        self.assertEqual(judge_vs_direct(run(0.85, 0.875, 0.884), direct), ("-0.5 pp (window 1)", True))
+        self.assertEqual(judge_vs_direct(run(0.85, 0.88, 0.858), direct), ("-2.6 pp (window 2)", False))
+        self.assertEqual(judge_vs_direct(run(0.80, 0.88, 0.884), direct), ("+0.0 pp (window 0)", True))
+        self.assertEqual(judge_vs_direct(run(0.85, 0.88, 0.884), None), ("no direct switch", None))
+
     def test_migration_race_targets(self):
         target = self.run_on(os.path.join(MIGRATION_RACE, "results"),
                              os.path.join(MIGRATION_RACE, "summary.expected"))

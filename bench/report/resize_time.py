@@ -2,7 +2,7 @@
 """The resize through time (resize_time.json): the hit rate and the database
 reads window by window through a resize, under a cache-aside workload on real
 memcached, per scenario and arm; and the targets of read-through migration
-(T1, T2), judged for the read-through arms a run has."""
+(T1, T2, T3), judged for the read-through arms a run has."""
 
 from .common import pct, rows_of, verdict
 
@@ -11,6 +11,7 @@ TARGET_MIN_HIT = 0.97  # T1: no window after the resize below 0.97 x the hit rat
 TARGET_SHRINK_PP = 1.0  # T1 when servers leave: no window below the new steady state - 1 pp
 TARGET_PEAK_DB = 1.10  # T2: peak database reads in a window after the resize <= 1.10 x before (not when shrinking)
 TARGET_TTL_ERROR_S = 1.0  # copied TTLs within 1 s of the source's (ttl_error_max_s, from the TTL probes)
+TARGET_VS_DIRECT_PP = 0.5  # T3 when servers join: every window after the resize >= the direct switch's - 0.5 pp
 
 STEADY_PP = 1.0  # a window is steady when its hit rate is within 1 pp of the final level
 STEADY_TAIL = 3  # the final level: the mean hit rate of the last 3 windows
@@ -123,14 +124,38 @@ def first_window_rows(doc):
     return out
 
 
-def goals(scenario):
-    """[(target, goal)] for a scenario: T1, T2 and the copied TTLs."""
+def grows(runs, scenario):
+    """Whether `scenario` adds servers (in any of its runs)."""
+    return any(s == scenario and not r.get("error_occurred") and r["servers_after"] > r["servers_before"]
+               for s, _, r in runs)
+
+
+def goals(scenario, growth=False):
+    """[(target, goal)] for a scenario: T1, T2, the copied TTLs and, when servers join, T3."""
     ttl = ("copied TTL", f"within {TARGET_TTL_ERROR_S:g} s of the source")
     if scenario == "5-to-4":
         return [("T1 lowest window", f">= new steady - {TARGET_SHRINK_PP:g} pp"),
                 ("T2 peak db reads", "(not when shrinking)"), ttl]
-    return [("T1 lowest window", f">= {TARGET_MIN_HIT:.2f}x before"),
-            ("T2 peak db reads", f"<= {TARGET_PEAK_DB:.2f}x before"), ttl]
+    out = [("T1 lowest window", f">= {TARGET_MIN_HIT:.2f}x before"),
+           ("T2 peak db reads", f"<= {TARGET_PEAK_DB:.2f}x before"), ttl]
+    if growth:
+        out.append(("T3 every window", f">= direct switch - {TARGET_VS_DIRECT_PP:g} pp"))
+    return out
+
+
+def judge_vs_direct(r, direct):
+    """(measured, met) of T3: the lowest difference, window by window after the resize, between the hit
+    rate of run `r` and that of the direct switch `direct` in the same window (numbered from the resize,
+    0 the first after it); met is None without a direct switch in the run."""
+    if direct is None or direct.get("error_occurred"):
+        return ("no direct switch", None)
+    ours, theirs = windows_of(r)[int(r["resize_window"]):], windows_of(direct)[int(direct["resize_window"]):]
+    differences = [a["hit_rate"] - b["hit_rate"] for a, b in zip(ours, theirs)]
+    if not differences:
+        return ("no windows", None)
+    worst = min(range(len(differences)), key=lambda k: differences[k])
+    points = round(differences[worst] * 100, 1) + 0.0  # no "-0.0"
+    return (f"{points:+.1f} pp (window {worst})", points >= -TARGET_VS_DIRECT_PP)
 
 
 def judge_ttl(r):
@@ -141,17 +166,20 @@ def judge_ttl(r):
     return (f"{error:.0f} s max ({int(r['ttl_probes'])} keys)", error <= TARGET_TTL_ERROR_S)
 
 
-def judge(scenario, s, r=None):
-    """[(measured, met)] for T1, T2 and the copied TTLs of one run; met is None where a target does
-    not apply."""
+def judge(scenario, s, r=None, direct=None):
+    """[(measured, met)] for T1, T2, the copied TTLs and, when servers join, T3 (against the direct
+    switch's run `direct`) of one run; met is None where a target does not apply."""
     ttl = judge_ttl(r or {})
     if scenario == "5-to-4":
         floor = s["steady hit rate"] - TARGET_SHRINK_PP / 100
         return [(f"{pct(s['min hit rate'], 1)} (steady {pct(s['steady hit rate'], 1)})",
                  round(s["min hit rate"], 3) >= round(floor, 3)),
                 (f"{s['peak db / before']:.2f}x", None), ttl]
-    return [(f"{s['min / before']:.3f}x", round(s["min / before"], 3) >= TARGET_MIN_HIT),
-            (f"{s['peak db / before']:.2f}x", round(s["peak db / before"], 2) <= TARGET_PEAK_DB), ttl]
+    out = [(f"{s['min / before']:.3f}x", round(s["min / before"], 3) >= TARGET_MIN_HIT),
+           (f"{s['peak db / before']:.2f}x", round(s["peak db / before"], 2) <= TARGET_PEAK_DB), ttl]
+    if r is not None and r["servers_after"] > r["servers_before"]:
+        out.append(judge_vs_direct(r, direct))
+    return out
 
 
 def resize_time_section(rep, doc):
@@ -230,18 +258,19 @@ def resize_time_section(rep, doc):
 
 
 def targets_table(rep, runs, summaries):
-    """T1 and T2 per scenario for each read-through arm: judged when present, else "not measured"."""
+    """T1, T2 and T3 per scenario for each read-through arm: judged when present, else "not measured"."""
     targets, text_rows, csv_rows = [], [], []
     scenarios = [name for name, _ in SCENARIOS if any(s == name for s, _, _ in runs)]
     for scenario in scenarios:
-        for index, (name, goal) in enumerate(goals(scenario)):
+        direct = summaries.get((scenario, "direct"), (None,))[0]
+        for index, (name, goal) in enumerate(goals(scenario, grows(runs, scenario))):
             cells = []
             for arm, label in JUDGED_ARMS:
                 found = summaries.get((scenario, arm))
                 if found is None:
                     cells.append("not measured")
                     continue
-                measured, met = judge(scenario, found[1], found[0])[index]
+                measured, met = judge(scenario, found[1], found[0], direct)[index]
                 if met is None:
                     cells.append(f"{measured} (not judged)")
                     continue
@@ -255,5 +284,7 @@ def targets_table(rep, runs, summaries):
               "resize_time_targets.csv", csv_rows,
               notes=["Judged only for the read-through arms in the run; the direct switches (a), (b) above are "
                      "the reference they must beat. When servers leave (5 -> 4), "
-                     f"T1 is the new steady state - {TARGET_SHRINK_PP:g} pp and T2 does not apply."])
+                     f"T1 is the new steady state - {TARGET_SHRINK_PP:g} pp and T2 does not apply. When servers "
+                     "join, T3 compares each window after the resize with the same window of the direct switch "
+                     "(b): the lowest difference, and the window it was in (0 is the first after the resize)."])
     return targets
