@@ -5,15 +5,21 @@
 // encoding that value under the case's settings gives the item's flags and
 // bytes; then the thresholds, the user flags, zstd, and bad items.
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "gtest/gtest.h"
 #include "memshard/codecs/php_memcached_codec.hpp"
+#include "support/allocation_meter.hpp"
 #include "support/value_table.hpp"
 
 namespace {
@@ -24,6 +30,9 @@ using memshard::PhpMemcachedCodec;
 using memshard::PhpMemcachedOptions;
 using memshard::PhpSerializer;
 using memshard::Value;
+using memshard::testing::allocated_bytes;
+using memshard::testing::counting_allocations;
+using memshard::testing::largest_allocation;
 
 const std::filesystem::path kValues = std::filesystem::path(MEMSHARD_GOLDEN_DIR) / "values";
 
@@ -164,6 +173,73 @@ TEST(PhpMemcachedCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {
   }
   // Nothing serializes what php-memcached cannot store.
   EXPECT_EQ(codec.encode(Value::serialized("pickle", "x")).code(), CodecErrc::kNotEncodable);
+}
+
+// msgpack_nils_item: the php-memcached item of a msgpack array32 of `count`
+// nils compressed with zlib (flags 0x37): the 4-byte length, then the zlib
+// stream, deflated 64 KiB at a time so that the payload is never held whole.
+auto msgpack_nils_item(std::uint32_t count) -> std::string {
+  z_stream stream{};
+  EXPECT_EQ(deflateInit(&stream, Z_BEST_COMPRESSION), Z_OK);
+  std::string item(4, '\0');
+  const std::uint32_t length = count + 5;
+  for (std::size_t i = 0; i < 4; ++i) {
+    item[i] = static_cast<char>(length >> (8U * i) & 0xffU);
+  }
+  char out[1 << 16];
+  auto feed = [&](std::string_view data, int flush) {
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    stream.avail_in = static_cast<uInt>(data.size());
+    do {
+      stream.next_out = reinterpret_cast<Bytef*>(out);
+      stream.avail_out = sizeof out;
+      EXPECT_NE(deflate(&stream, flush), Z_STREAM_ERROR);
+      item.append(out, sizeof out - stream.avail_out);
+    } while (stream.avail_out == 0);
+  };
+  const char header[] = {'\xdd', static_cast<char>(count >> 24U), static_cast<char>(count >> 16U),
+                         static_cast<char>(count >> 8U), static_cast<char>(count)};
+  feed(std::string_view(header, sizeof header), Z_NO_FLUSH);
+  const std::string nils(std::size_t{1} << 16U, '\xc0');
+  for (std::uint32_t left = count; left > 0;) {
+    const std::uint32_t chunk =
+        std::min<std::uint32_t>(left, static_cast<std::uint32_t>(nils.size()));
+    left -= chunk;
+    feed(std::string_view(nils).substr(0, chunk), left == 0 ? Z_FINISH : Z_NO_FLUSH);
+  }
+  deflateEnd(&stream);
+  return item;
+}
+
+TEST(PhpMemcachedCodecTest, AnItemWhoseTreeWouldPassMaxDecodedBytesIsTooLargeInBoundedMemory) {
+  // 60,000,000 nils: 60 MB inflated (under max_size, 64 MiB), 4.8 GB of
+  // Values; refused at the array's header, with the default limits.
+  const std::string item = msgpack_nils_item(60000000);
+  EXPECT_LT(item.size(), std::size_t{64} << 10U);
+  const PhpMemcachedCodec codec;
+  allocated_bytes = 0;
+  largest_allocation = 0;
+  counting_allocations = true;
+  const auto decoded = codec.decode(item, 0x37);
+  counting_allocations = false;
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.code(), CodecErrc::kTooLarge);
+  EXPECT_EQ(decoded.error().message(),
+            "msgpack: at byte 0: an array of 60000000 elements would take the decoded value past "
+            "max_decoded_bytes 67108864");
+  // Everything allocated while decoding, the inflated payload included.
+  EXPECT_LT(allocated_bytes.load(), std::size_t{100} << 20U);
+  EXPECT_LE(largest_allocation.load(), std::size_t{64} << 20U);
+
+  // The same item of 1,000 nils decodes; a codec whose max_decoded_bytes is
+  // below its 1,001 Values refuses it.
+  const auto small = codec.decode(msgpack_nils_item(1000), 0x37);
+  ASSERT_TRUE(small.ok()) << small.error();
+  EXPECT_EQ(small->as_list().size(), 1000U);
+  PhpMemcachedOptions tight;
+  tight.limits.max_decoded_bytes = 1001 * sizeof(Value) - 1;
+  EXPECT_EQ(PhpMemcachedCodec(tight).decode(msgpack_nils_item(1000), 0x37).code(),
+            CodecErrc::kTooLarge);
 }
 
 }  // namespace

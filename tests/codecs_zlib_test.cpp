@@ -430,6 +430,25 @@ TEST(InflateBytesTest, ABombStopsAtTheLimitWithoutAllocatingMore) {
   const auto honest = inflate_bytes(packed, DeflateFormat::kGzip, kMiB);
   ASSERT_TRUE(honest.ok());
   EXPECT_EQ(largest_allocation.load(), text.size() + 2);  // + 1 spare, + the terminator
+
+  // So does a size the caller states (php-memcached's length prefix), once:
+  // one buffer in all, never grown; a size deflate cannot reach from the
+  // input is not trusted.
+  const std::string zlib = deflate_bytes(text, DeflateFormat::kZlib, -1);
+  largest_allocation = 0;
+  allocated_bytes = 0;
+  counting_allocations = true;
+  const auto stated = inflate_bytes(zlib, DeflateFormat::kZlib, text.size() + 1, text.size());
+  counting_allocations = false;
+  ASSERT_TRUE(stated.ok()) << stated.error();
+  EXPECT_EQ(*stated, text);
+  EXPECT_EQ(allocated_bytes.load(), text.size() + 2);
+  largest_allocation = 0;
+  const auto overstated =
+      inflate_bytes(deflate_bytes(lines(100), DeflateFormat::kZlib, -1), DeflateFormat::kZlib,
+                    std::size_t{8} << 30U, std::size_t{4} << 30U);
+  ASSERT_TRUE(overstated.ok()) << overstated.error();
+  EXPECT_LT(largest_allocation.load(), 64 * 1024U);
 }
 
 }  // namespace

@@ -326,9 +326,9 @@ class PhpMemcachedCodec {
     }
     CodecResult<std::string> out =
         (flags & kFastlz) != 0 ? detail::fastlz_decompress(stream, length)
-        : (flags & kZlib) != 0
-            ? detail::inflate_bytes(stream, detail::DeflateFormat::kZlib, std::size_t{length} + 1)
-            : detail::zstd_decompress(stream, std::size_t{length} + 1);
+        : (flags & kZlib) != 0 ? detail::inflate_bytes(stream, detail::DeflateFormat::kZlib,
+                                                       std::size_t{length} + 1, length)
+                               : detail::zstd_decompress(stream, std::size_t{length} + 1);
     if (!out) {
       return CodecResult<std::string>(out.code(), "php-memcached: " + out.error().message());
     }

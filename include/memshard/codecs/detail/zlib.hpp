@@ -193,9 +193,13 @@ class ZStreamOwner {
 /// message and the byte offset), for bytes after its end and for a gzip
 /// header zlib refuses (reserved flag bits); kTooLarge when the output would
 /// exceed `max_size` (inflating stops at max_size + 1 bytes, and no buffer
-/// larger than that is allocated). Throws only std::bad_alloc.
+/// larger than that is allocated). `stated_size`: the output's size as the
+/// caller's framing states it (php-memcached's length prefix), or 0 for
+/// none: the first buffer, as a gzip trailer's is, when deflate could reach
+/// it from this input. Throws only std::bad_alloc.
 [[nodiscard]] inline auto inflate_bytes(std::string_view data, DeflateFormat format,
-                                        std::size_t max_size) -> CodecResult<std::string> {
+                                        std::size_t max_size, std::size_t stated_size = 0)
+    -> CodecResult<std::string> {
   const std::string name(deflate_format_name(format));
   ZStreamOwner<inflateEnd> owner;
   z_stream& stream = owner.stream;
@@ -216,13 +220,13 @@ class ZStreamOwner {
     return CodecError(CodecErrc::kTooLarge, name + ": the data inflates to more than " +
                                                 std::to_string(max_size) + " bytes, the limit");
   };
-  // The first buffer: the length a gzip trailer states when deflate could
-  // reach it from this input (at most 1032:1), as a string of that size;
-  // otherwise 4 times the input and at least kInflateFirstBuffer, left
-  // uninitialised (most of it may stay unused) and copied out at the end.
-  std::size_t stated = 0;
-  bool known = false;
-  if (format == DeflateFormat::kGzip && data.size() >= 18) {
+  // The first buffer: the length the caller or a gzip trailer states when
+  // deflate could reach it from this input (at most 1032:1), as a string of
+  // that size; otherwise 4 times the input and at least kInflateFirstBuffer,
+  // left uninitialised (most of it may stay unused) and copied out at the end.
+  std::size_t stated = stated_size;
+  bool known = stated_size != 0 && stated_size / 1032 <= data.size();
+  if (!known && format == DeflateFormat::kGzip && data.size() >= 18) {
     std::size_t trailer = 0;
     for (std::size_t i = 0; i < 4; ++i) {
       trailer |= std::size_t{static_cast<unsigned char>(data[data.size() - 4 + i])} << (8 * i);
