@@ -174,7 +174,7 @@ TEST(FastlzCompressTest, RoundTripsAtBothLevels) {
       repeat(noise(32768, 15), 2) + "+",
   };
   for (std::size_t run = 255; run < 275; ++run) {  // level 1 splits matches at 262 + 2
-    inputs.push_back("x" + std::string(run, 'y') + "z" + std::string(run, 'y') + "zz");
+    inputs.push_back(std::string("x").append(run, 'y').append("z").append(run, 'y').append("zz"));
   }
   for (const int level : {1, 2}) {
     for (const std::string& input : inputs) {

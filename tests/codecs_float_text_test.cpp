@@ -228,7 +228,7 @@ TEST(FloatText, NonFiniteSpellings) {
   for (std::string_view text : {"Infinity", "INF", "Inf", "inf"}) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parse_float_text(text), inf);
-    EXPECT_EQ(parse_float_text("-" + std::string(text)), -inf);
+    EXPECT_EQ(parse_float_text(std::string("-").append(text)), -inf);
   }
   for (std::string_view text : {"NaN", "NAN", "nan", "-NaN"}) {
     SCOPED_TRACE(text);

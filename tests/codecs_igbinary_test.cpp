@@ -104,7 +104,7 @@ TEST(IgbinaryStrings, RepeatedStringsAreBackReferences) {
 TEST(IgbinaryStrings, StringNumbersAbove255Take16Bits) {
   Value::List items;
   for (int i = 0; i < 300; ++i) {
-    items.emplace_back("s" + std::to_string(i));
+    items.emplace_back(std::string("s").append(std::to_string(i)));
   }
   items.emplace_back("s0");
   items.emplace_back("s299");

@@ -141,7 +141,7 @@ TEST(MsgpackEncode, ListsAndMapsTakeTheFixOr16BitHead) {
   EXPECT_EQ(encode_hex(Value::list(items)).substr(0, 10), "dc00110001");
   Value::Map sixteen;
   for (int i = 0; i < 16; ++i) {
-    sixteen.emplace_back("k" + std::to_string(i), 1);
+    sixteen.emplace_back(std::string("k").append(std::to_string(i)), 1);
   }
   EXPECT_EQ(encode_hex(Value::map(sixteen)).substr(0, 10), "de0010a26b");
   EXPECT_EQ(encode_hex(Value::map({{1, "a"}, {0, "b"}})), "8201a16100a162");

@@ -508,7 +508,7 @@ TEST(PickleTest, LargeValuesMatchPythonBatchesFramesAndMemoIndexes) {
   }
   Value::List strings;  // memo indexes above 255: LONG_BINPUT, LONG_BINGET, p300
   for (int i = 0; i < 300; ++i) {
-    strings.emplace_back("s" + std::to_string(i));
+    strings.emplace_back(std::string("s").append(std::to_string(i)));
   }
   for (const Value& more : {Value("a"), Value("a"), B(""), B("")}) {
     strings.push_back(more);

@@ -45,7 +45,7 @@ TEST(QuoteTest, CutAfterShownBytes) {
   const std::string forty(40, 'x');
   EXPECT_EQ(quote_bytes(forty), "\"" + forty + "\"");
   EXPECT_EQ(quote_bytes(forty + "y"), "\"" + forty + "...\"");
-  EXPECT_EQ(quote_bytes(std::string(1000, 'z')), "\"" + std::string(40, 'z') + "...\"");
+  EXPECT_EQ(quote_bytes(std::string(1000, 'z')), std::string("\"").append(40, 'z').append("...\""));
   EXPECT_EQ(quote_bytes("abcdef", 3), "\"abc...\"");
   EXPECT_EQ(quote_bytes("abc", 3), "\"abc\"");
   EXPECT_EQ(quote_bytes("abc", 0), "\"...\"");

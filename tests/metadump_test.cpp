@@ -247,7 +247,8 @@ TEST(MetadumpTest, HottestNKeepsTheHottestOfAStream) {
   std::vector<MetadumpEntry> stream;
   for (int i = 0; i < 100; ++i) {
     // Fetched on every seventh; last access scrambled.
-    stream.push_back(entry_of("k" + std::to_string(i), i % 7 == 0, (i * 37) % 101));
+    stream.push_back(
+        entry_of(std::string("k").append(std::to_string(i)), i % 7 == 0, (i * 37) % 101));
   }
   std::vector<MetadumpEntry> expected = stream;
   sort_hottest_first(expected);

@@ -1006,7 +1006,8 @@ TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {
     threads.emplace_back([&failures, t, worker = client.clone()]() mutable {
       for (int round = 0; round < 3; ++round) {
         for (int i = 0; i < kKeys; ++i) {
-          const std::string key = "t" + std::to_string(t) + ":" + std::to_string(i);
+          const std::string key =
+              std::string("t").append(std::to_string(t)).append(":").append(std::to_string(i));
           const std::string value = key + "#" + std::to_string(round);
           if (!worker.set(key, value).ok()) {
             ++failures;
@@ -1018,7 +1019,8 @@ TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {
         }
         std::vector<std::string> keys;
         for (int i = 0; i < 50; ++i) {
-          keys.push_back("t" + std::to_string(t) + ":" + std::to_string(i));
+          keys.push_back(
+              std::string("t").append(std::to_string(t)).append(":").append(std::to_string(i)));
         }
         const std::vector<std::string_view> views(keys.begin(), keys.end());
         if (worker.get_multi(views).hits() != keys.size()) {

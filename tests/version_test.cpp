@@ -34,8 +34,10 @@ static_assert(std::is_same_v<decltype(memshard::profiles::kKetamaPoints),
                              decltype(memshard::MEMSHARD_ABI_NAMESPACE::profiles::kKetamaPoints)>);
 
 TEST(VersionTest, TheAbiNamespaceFollowsTheMajorAndMinorVersion) {
-  const std::string expected =
-      "v" + std::to_string(MEMSHARD_VERSION_MAJOR) + "_" + std::to_string(MEMSHARD_VERSION_MINOR);
+  const std::string expected = std::string("v")
+                                   .append(std::to_string(MEMSHARD_VERSION_MAJOR))
+                                   .append("_")
+                                   .append(std::to_string(MEMSHARD_VERSION_MINOR));
   EXPECT_EQ(MEMSHARD_TEST_STRING(MEMSHARD_ABI_NAMESPACE), expected);
   // The mangled name carries it.
   EXPECT_NE(std::string(typeid(memshard::Server).name()).find(expected), std::string::npos)

@@ -339,15 +339,17 @@ class History {
     static constexpr std::string_view kOps[] = {"get", "set", "delete"};
     static constexpr std::string_view kReads[] = {"",          "miss",    "hit",
                                                   "malformed", "bad crc", "other key"};
-    std::string out = "[" + ms(call.start) + " .. " + ms(call.end) + " ms] writer " +
-                      std::to_string(call.writer) + " " +
-                      std::string(kOps[static_cast<int>(call.op)]) + " " + keys_.at(call.key);
+    // Appended, not "[" + ...: g++ 12 at -O2 warns falsely (-Wstringop-overflow) on that operator+.
+    std::string out = "[";
+    out.append(ms(call.start)).append(" .. ").append(ms(call.end)).append(" ms] writer ");
+    out.append(std::to_string(call.writer)).append(" ").append(kOps[static_cast<int>(call.op)]);
+    out.append(" ").append(keys_.at(call.key));
     if (call.op != Op::kGet || call.read == Read::kHit) {
       out += " value " + std::to_string(call.value.writer) + ":" + std::to_string(call.value.seq);
     }
     out += " -> " + std::string(memshard::to_string(call.code));
     if (call.read != Read::kNone) {
-      out += " " + std::string(kReads[static_cast<int>(call.read)]);
+      out.append(" ").append(kReads[static_cast<int>(call.read)]);
     }
     out += call.server == Call::kNoServer ? " (no server)"
                                           : " on server " + std::to_string(call.server);

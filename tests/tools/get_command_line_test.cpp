@@ -192,9 +192,11 @@ TEST(GetCommandLineTest, Texts) {
             "dalli\ncache-memcached\ncache-memcached-fast\nphp-session\nplain\n");
   std::ostringstream version;
   tool::print_version(version);
-  EXPECT_EQ(version.str(), "memshard-get (memshard) " + std::to_string(MEMSHARD_VERSION_MAJOR) +
-                               "." + std::to_string(MEMSHARD_VERSION_MINOR) + "." +
-                               std::to_string(MEMSHARD_VERSION_PATCH) + "\n");
+  std::string expected = "memshard-get (memshard) ";
+  expected.append(std::to_string(MEMSHARD_VERSION_MAJOR)).append(".");
+  expected.append(std::to_string(MEMSHARD_VERSION_MINOR)).append(".");
+  expected.append(std::to_string(MEMSHARD_VERSION_PATCH)).append("\n");
+  EXPECT_EQ(version.str(), expected);
   std::ostringstream usage;
   tool::print_usage(usage);
   const std::string help = usage.str();

@@ -385,7 +385,7 @@ TEST_F(GetRunTest, AServerThatIsDownIsAnErrorLine) {
   const std::size_t down = server("up") == (*servers_)[0].spec() ? 1 : 0;
   std::string down_key;
   for (int i = 0; i < 1000 && down_key.empty(); ++i) {
-    const std::string key = "k" + std::to_string(i);
+    const std::string key = std::string("k").append(std::to_string(i));
     if (server(key) == (*servers_)[down].spec()) {
       down_key = key;
     }

@@ -73,7 +73,8 @@ class WarmMainTest : public ::testing::Test {
   static auto specs(std::size_t count) -> std::string {
     std::string out;
     for (std::size_t i = 0; i < count; ++i) {
-      out += (i == 0 ? "" : ",") + (*servers_)[i].spec();
+      out += i == 0 ? "" : ",";
+      out += (*servers_)[i].spec();
     }
     return out;
   }
