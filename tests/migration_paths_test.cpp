@@ -29,6 +29,7 @@
 #include "support/memcached_server.hpp"
 #include "support/scripted_server.hpp"
 #include "support/server_set.hpp"
+#include "support/stopped_process.hpp"
 
 namespace {
 
@@ -42,6 +43,7 @@ using memshard::MoveOnCopy;
 using memshard::Server;
 using memshard::testing::MemcachedServer;
 using memshard::testing::ServerSet;
+using memshard::testing::StoppedProcess;
 using Ring = memshard::KetamaLocator<memshard::Md5>;
 using Client = memshard::ShardedClient<Ring>;
 
@@ -948,9 +950,10 @@ TEST_F(MigrationTest, AnAbortAfterAFailedInvalidationNeverBringsBackTheOldValue)
   ASSERT_TRUE(client.set("k", "v0"));
   ASSERT_TRUE(client.set("other", "o"));
   client.begin_migration(after);
-  ASSERT_EQ(::kill(server(0).pid(), SIGSTOP), 0);
-  (void)client.get("other");  // its fallback read times out: the old owner is ejected
-  ASSERT_EQ(::kill(server(0).pid(), SIGCONT), 0);
+  {
+    const StoppedProcess hung(server(0).pid());
+    (void)client.get("other");  // its fallback read times out: the old owner is ejected
+  }
   ASSERT_TRUE(client.set("k", "v1"));
   EXPECT_EQ(client.migration_stats().invalidations_failed, 1U);
   ASSERT_TRUE(client.abort_migration());
@@ -1021,8 +1024,8 @@ TEST_F(MigrationTest, AWriteInAWindowKeepsToOneCallBudget) {
   }
   client.begin_migration(after);
   ASSERT_TRUE(client.get(keys[0]).ok());  // both connections open
-  ASSERT_EQ(::kill(server(0).pid(), SIGSTOP), 0);
-  ASSERT_EQ(::kill(server(1).pid(), SIGSTOP), 0);
+  const StoppedProcess old_hung(server(0).pid());
+  const StoppedProcess new_hung(server(1).pid());
   const auto timed = [](auto&& call) {
     const auto start = std::chrono::steady_clock::now();
     call();
@@ -1047,8 +1050,6 @@ TEST_F(MigrationTest, AWriteInAWindowKeepsToOneCallBudget) {
             }),
             budget + slack);
   EXPECT_LT(timed([&] { (void)client.delete_multi(keys); }), budget + slack);
-  ASSERT_EQ(::kill(server(0).pid(), SIGCONT), 0);
-  ASSERT_EQ(::kill(server(1).pid(), SIGCONT), 0);
 }
 
 // The servers an aborted window copied values to keep those copies: a new
@@ -1132,9 +1133,10 @@ TEST_F(MigrationTest, AStrictLeasePlaceholderIsNeverAnEmptyHit) {
       << "a lease's placeholder answered as a value: '" << got.value()->value << "'";
   // A probe of the new owner, once it was ejected, reads the ordinary way.
   const std::string& probed = keys.moved[1];
-  ASSERT_EQ(::kill(server(4).pid(), SIGSTOP), 0);
-  (void)client.get(keys.moved[2]);  // times out: the new server is ejected
-  ASSERT_EQ(::kill(server(4).pid(), SIGCONT), 0);
+  {
+    const StoppedProcess hung(server(4).pid());
+    (void)client.get(keys.moved[2]);  // times out: the new server is ejected
+  }
   ASSERT_NE(server(4).command("mg " + probed + " N30 v").find(" W"), std::string::npos);
   const auto ejected = [&] {
     for (const auto& stat : client.stats()) {

@@ -339,7 +339,13 @@ TEST_F(SaslTest, NoCredentialsAgainstASaslServerIsAnAuthFailure) {
     expect_auth_failure(client.set(key, "v"));
     const auto read = client.get(key);
     EXPECT_FALSE(read.ok());
-    EXPECT_EQ(read.code(), Errc::kAuthFailure) << read.status().message();
+    // memcached -S answers the get's first request with its auth error and
+    // closes the connection at once, with what libmemcached pipelined after
+    // that request still unread: the kernel then resets the connection, and
+    // a reset that arrives before the client reads the error discards it.
+    const bool reset_first = read.code() == Errc::kConnectionFailure &&
+                             read.status().message().find("reset by peer") != std::string::npos;
+    EXPECT_TRUE(read.code() == Errc::kAuthFailure || reset_first) << read.status().message();
   }
   for (const memshard::ServerStats& s : client.stats()) {
     EXPECT_FALSE(s.ejected);
