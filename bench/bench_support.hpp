@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace memshard::bench {
 

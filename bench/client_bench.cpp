@@ -164,7 +164,7 @@
 #include "client/paired_statistics.hpp"
 #include "client/workload.hpp"
 #include "live_servers.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 #include "run_keys.hpp"
 
 namespace {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 #include "run_keys.hpp"
 #include "support/memcached_server.hpp"
 

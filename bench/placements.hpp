@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/md5.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/md5.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace memshard::bench {
 

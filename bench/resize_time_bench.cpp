@@ -69,8 +69,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "memshard/client/meta_connection.hpp"
 #include "memshard/memshard.hpp"
+#include "memshard/wire/meta_connection.hpp"
 #include "run_keys.hpp"
 #include "support/memcached_server.hpp"
 

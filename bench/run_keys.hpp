@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "memshard/client/meta_connection.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
+#include "memshard/wire/meta_connection.hpp"
 
 namespace memshard::bench {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // any_locator.hpp: AnyLocator over each kind of locator, and the AnyLocator of
 // every profile, through the locator conformance checks.
-#include "memshard/any_locator.hpp"
+#include "memshard/placement/locators/any_locator.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/continuum_locators.hpp"
-#include "memshard/crc32.hpp"
-#include "memshard/hash_tag.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/locator.hpp"
-#include "memshard/modulo_locator.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/rendezvous_locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/locators/continuum_locators.hpp"
+#include "memshard/placement/locators/hash_tag.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
+#include "memshard/placement/locators/rendezvous_locator.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/locator_conformance.hpp"
 
 namespace memshard::testing {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/client/fleet.hpp"
-#include "memshard/client/server_health.hpp"
-#include "memshard/server.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

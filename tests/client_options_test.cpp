@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // client_options.hpp: Expiry (relative seconds up to 30 days, Unix times
 // beyond) and validate_options, without a server.
-#include "memshard/client_options.hpp"
+#include "memshard/client/client_options.hpp"
 
 #include <chrono>
 #include <ctime>

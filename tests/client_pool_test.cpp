@@ -5,7 +5,7 @@
 // in bounded time), a lease that ends wakes a blocked acquire, idle clients
 // are reused last-returned-first, many threads never share a client, bad
 // options throw, and a lease may outlive its pool.
-#include "memshard/client_pool.hpp"
+#include "memshard/client/client_pool.hpp"
 
 #include <array>
 #include <atomic>
@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/client/result.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/md5.hpp"
-#include "memshard/result.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/md5.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/server.hpp"
 #include "memshard/sharded_client.hpp"
 #include "support/server_set.hpp"
 

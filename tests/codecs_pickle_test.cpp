@@ -23,7 +23,7 @@
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/pickle.hpp"
 #include "memshard/codecs/value.hpp"
-#include "memshard/sha1.hpp"
+#include "memshard/placement/hash/sha1.hpp"
 #include "support/allocation_meter.hpp"
 #include "support/value_table.hpp"
 

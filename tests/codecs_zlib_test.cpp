@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/detail/zlib.hpp"
-#include "memshard/crc32.hpp"
+#include "memshard/placement/hash/crc32.hpp"
 #include "support/allocation_meter.hpp"
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"

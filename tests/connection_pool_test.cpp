@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// client/connection_pool.hpp against real memcached: handles open on first
+// wire/connection_pool.hpp against real memcached: handles open on first
 // use, survive a membership change for the servers that stay (same host and
 // port, whatever the index), close for the others; the fan handle is new after
 // a server failure or a change; waits are cut to a deadline and restored; and
 // what libmemcached would refuse is refused before any handle exists.
 
-#include "memshard/client/connection_pool.hpp"
+#include "memshard/wire/connection_pool.hpp"
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/client/fleet.hpp"
-#include "memshard/client/server_health.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/server.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/memcached_server.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // continuum_locators.hpp: CompatContinuumLocator (Cache::Memcached::Fast) and
 // BucketedRingLocator (pecl memcache) against their definitions written out
 // here, and the locator conformance suites.
-#include "memshard/continuum_locators.hpp"
+#include "memshard/placement/locators/continuum_locators.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/fnv.hpp"
-#include "memshard/profiles.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/profiles.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_conformance.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // crc32.hpp: the full IEEE CRC-32, libmemcached's 15-bit crc and the 15-bit
 // fold with its zero rule (python-memcache, pecl memcache).
-#include "memshard/crc32.hpp"
+#include "memshard/placement/hash/crc32.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/fnv.hpp"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 #include "support/hashkit_reference.hpp"
 

@@ -5,7 +5,7 @@
 // (and a write refused so leaves no old value behind); timeouts the caller's
 // deadline caused never eject a server, while the call's own still do;
 // scopes nest; both multi-get engines keep to the caller's deadline.
-#include "memshard/deadline_scope.hpp"
+#include "memshard/client/deadline_scope.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -6,7 +6,7 @@
 // the same way, a silent server, for every operation and both multi-get
 // engines; the handle's timeouts are whole again after such a call; the watch
 // thread sleeps when idle and still catches the next call.
-#include "memshard/client/deadline_watch.hpp"
+#include "memshard/wire/deadline_watch.hpp"
 
 #include <chrono>
 #include <cstddef>

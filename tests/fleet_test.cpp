@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// client/fleet.hpp without a server: publishing snapshots, refusals that leave
+// fleet/fleet.hpp without a server: publishing snapshots, refusals that leave
 // the fleet as it was, health kept for the servers that stay, and readers on
 // other threads while the fleet changes.
 
-#include "memshard/client/fleet.hpp"
+#include "memshard/fleet/fleet.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "memshard/errors.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/md5.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/md5.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // fnv.hpp: FNV-1 and FNV-1a, 32 and 64 bits (reduced as libmemcached does),
 // against published values and libhashkit.
-#include "memshard/fnv.hpp"
+#include "memshard/placement/hash/fnv.hpp"
 
 #include <libhashkit-1.0/hashkit.h>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 #include "support/hashkit_reference.hpp"
 

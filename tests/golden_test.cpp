@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles.hpp"
+#include "memshard/placement/profiles.hpp"
 #include "support/golden_table.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // hash_tag.hpp: HashTag's rule (twemproxy's hash_tag) and HashTagLocator, with
 // the locator conformance suites over the locators it wraps.
-#include "memshard/hash_tag.hpp"
+#include "memshard/placement/locators/hash_tag.hpp"
 
 #include <cstddef>
 #include <random>
@@ -11,14 +11,14 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/any_locator.hpp"
-#include "memshard/crc32.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/locator.hpp"
-#include "memshard/modulo_locator.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/rendezvous_locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/locators/any_locator.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
+#include "memshard/placement/locators/rendezvous_locator.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_conformance.hpp"
 

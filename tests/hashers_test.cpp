@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // hashers.hpp: the lookup from a hash name to its hasher. (Each hasher has its
 // own test file: crc32_test, md5_test, fnv_test, one_at_a_time_test, ...)
-#include "memshard/hashers.hpp"
+#include "memshard/placement/hash/hashers.hpp"
 
 #include <string>
 #include <string_view>

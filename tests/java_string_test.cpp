@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // java_string.hpp: Java's String.hashCode over the key decoded from UTF-8
 // (spymemcached's NATIVE_HASH), against its definition written out here.
-#include "memshard/java_string.hpp"
+#include "memshard/placement/hash/java_string.hpp"
 
 #include <cstdint>
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 
 namespace memshard::testing {

@@ -2,7 +2,7 @@
 // KetamaLocator's properties, independent of any peer: the search against a
 // brute-force reference, wrap-around, ties, weights, movement on resize and
 // balance. Agreement with real clients is in profiles_test.cpp.
-#include "memshard/ketama_locator.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/any_locator.hpp"
-#include "memshard/hashers.hpp"
-#include "memshard/locator.hpp"
-#include "memshard/profiles.hpp"
+#include "memshard/placement/hash/hashers.hpp"
+#include "memshard/placement/locators/any_locator.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/profiles.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_conformance.hpp"
 

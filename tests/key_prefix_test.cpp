@@ -5,7 +5,7 @@
 // and Cache::Memcached::Fast's namespace place every key where memshard's
 // profile with the same KeyPrefix does, and keys whose prefixed form breaks
 // the key rules are the ones the real client did not send as prefix + key.
-#include "memshard/key_prefix.hpp"
+#include "memshard/placement/key_prefix.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/any_locator.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/key.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/key.hpp"
+#include "memshard/placement/locators/any_locator.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/golden_table.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // detail::KeyTable, which matches multi-get replies to request positions:
 // duplicates in request order, keys that share long prefixes and suffixes,
 // and keys it never saw.
-#include "memshard/detail/key_table.hpp"
+#include "memshard/wire/detail/key_table.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "memshard/key.hpp"
+#include "memshard/placement/key.hpp"
 
 #include <string>
 

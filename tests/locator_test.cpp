@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // can_fail_over(): false for a Locator without locate_avoiding, a wrapper's
 // own answer when it has one, true for every other FailoverLocator.
-#include "memshard/locator.hpp"
+#include "memshard/placement/locators/locator.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -9,10 +9,10 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/crc32.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/modulo_locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // md5.hpp: RFC 1321 vectors, the word and digest views, hash_many, and
 // libhashkit's MD5 at every length across the block boundaries.
-#include "memshard/md5.hpp"
+#include "memshard/placement/hash/md5.hpp"
 
 #include <libhashkit-1.0/hashkit.h>
 
@@ -15,7 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/detail/bytes.hpp"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 #include "support/hashkit_reference.hpp"
 

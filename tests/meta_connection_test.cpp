@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// client/meta_connection.hpp against a real memcached (mg/ms/md/ma round
+// wire/meta_connection.hpp against a real memcached (mg/ms/md/ma round
 // trips, exact TTL, flags and cas, add and cas outcomes, leases, pipelines,
 // metadump, stats, reconnection), and against scripted peers for what real
 // servers do not send on demand: garbage, a wrong VA length, an ERROR to mn,
 // silence, a reply trickled past the deadline, a reset.
 
-#include "memshard/client/meta_connection.hpp"
+#include "memshard/wire/meta_connection.hpp"
 
 #include <netinet/in.h>
 #include <poll.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// detail/meta_protocol.hpp: the request writers byte for byte, every reply
+// wire/detail/meta_protocol.hpp: the request writers byte for byte, every reply
 // kind and flag, every reply fed one byte at a time and cut in two at every
 // offset, every malformed case by name, the text-line parser, and a seeded
 // fuzz loop (mutations that must not crash or overrun, random replies that
 // must round-trip).
 
-#include "memshard/detail/meta_protocol.hpp"
+#include "memshard/wire/detail/meta_protocol.hpp"
 
 #include <cstddef>
 #include <cstdint>

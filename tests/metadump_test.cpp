@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// detail/metadump.hpp: metadump lines parsed strictly (every field, the
+// wire/detail/metadump.hpp: metadump lines parsed strictly (every field, the
 // %-decoding, each error naming its part), lines captured from a real
 // memcached through a plain socket, the remaining TTL on the server's clock
 // and the min_ttl rule, the exptime a copy is sent with, and the hotness order
 // (a sort and the bounded hottest N of a stream).
 
-#include "memshard/detail/metadump.hpp"
+#include "memshard/wire/detail/metadump.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

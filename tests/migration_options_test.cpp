@@ -2,7 +2,7 @@
 // migration_options.hpp: the defaults, every refusal of validate_migration_options
 // (with what it names), and KeyMigration's names.
 
-#include "memshard/migration_options.hpp"
+#include "memshard/migration/migration_options.hpp"
 
 #include <gtest/gtest.h>
 

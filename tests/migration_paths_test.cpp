@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A live migration through ShardedClient, against real memcached servers
-// started by the tests (client/migration_paths.hpp holds the rules): read
+// started by the tests (migration/migration_paths.hpp holds the rules): read
 // through with flags and a bounded TTL, no extra round trip on a hit or a
 // same-owner miss, deletes old then new, writes that invalidate the old copy
 // (no resurrection), counters and appends that move, cas after a copy, move on

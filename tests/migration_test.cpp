@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// client/migration.hpp: MigrationState's counters and tainted servers (each
+// migration/migration.hpp: MigrationState's counters and tainted servers (each
 // counted once, also from many threads) and MigrationPlacement::old_owner.
 
-#include "memshard/client/migration.hpp"
+#include "memshard/migration/migration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "memshard/crc32.hpp"
-#include "memshard/modulo_locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "memshard/modulo_locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/hashers.hpp"
-#include "memshard/locator.hpp"
+#include "memshard/placement/hash/hashers.hpp"
+#include "memshard/placement/locators/locator.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_conformance.hpp"
 

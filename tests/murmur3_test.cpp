@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // murmur3.hpp: MurmurHash3 x86_32 (pymemcache's rendezvous score): the
 // reference implementation's known answers and its streaming form.
-#include "memshard/murmur3.hpp"
+#include "memshard/placement/hash/murmur3.hpp"
 
 #include <random>
 #include <string>
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 
 namespace memshard::testing {

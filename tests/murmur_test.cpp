@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // murmur.hpp: libmemcached's MurmurHash2 (seed 0xdeadbeef * length), against
 // libhashkit.
-#include "memshard/murmur.hpp"
+#include "memshard/placement/hash/murmur.hpp"
 
 #include <libhashkit-1.0/hashkit.h>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 #include "support/hashkit_reference.hpp"
 

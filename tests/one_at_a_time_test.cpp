@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // one_at_a_time.hpp: Jenkins' one-at-a-time hash as libmemcached computes it
 // (its default), against libhashkit.
-#include "memshard/one_at_a_time.hpp"
+#include "memshard/placement/hash/one_at_a_time.hpp"
 
 #include <libhashkit-1.0/hashkit.h>
 
@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 #include "support/hashkit_reference.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Dalli (profiles/dalli.hpp): the typed constructor places keys as its
+// Dalli (placement/profiles/dalli.hpp): the typed constructor places keys as its
 // registry entry does, refuses the server lists Dalli cannot tell apart and
 // fails over as a ring, and Dalli's stored keys are what dalli_key says.
 #include <random>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles/dalli.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/profiles/dalli.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The articles' placements (profiles/generic.hpp): their published examples,
+// The articles' placements (placement/profiles/generic.hpp): their published examples,
 // the ring's definition written out, and the typed constructors equal to the
 // registry for every libhashkit hash name, and the server lists the ring refuses.
 #include <cstdint>
@@ -7,13 +7,13 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "memshard/crc32.hpp"
-#include "memshard/fnv.hpp"
-#include "memshard/md5.hpp"
-#include "memshard/murmur.hpp"
-#include "memshard/one_at_a_time.hpp"
-#include "memshard/profiles/generic.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/hash/md5.hpp"
+#include "memshard/placement/hash/murmur.hpp"
+#include "memshard/placement/hash/one_at_a_time.hpp"
+#include "memshard/placement/profiles/generic.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// gomemcache (profiles/gomemcache.hpp): the typed constructor places keys as
+// gomemcache (placement/profiles/gomemcache.hpp): the typed constructor places keys as
 // its registry entry does, which is modulo-crc32's placement.
 #include <random>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles/gomemcache.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/profiles/gomemcache.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Every libmemcached profile (profiles/libmemcached.hpp) against libmemcached
+// Every libmemcached profile (placement/profiles/libmemcached.hpp) against libmemcached
 // itself: the same servers and behaviours in an in-process memcached_st, and
 // memcached_server_by_key() must name the server memshard picks, for every key;
 // and the weighted ring's tie rule.
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/murmur.hpp"
-#include "memshard/profiles/libmemcached.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/hash/murmur.hpp"
+#include "memshard/placement/profiles/libmemcached.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
 namespace {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Perl (profiles/perl.hpp): Cache::Memcached and Cache::Memcached::Fast's
+// Perl (placement/profiles/perl.hpp): Cache::Memcached and Cache::Memcached::Fast's
 // typed constructors place keys as their registry entries do; Cache::Memcached
 // refuses fractional weights, and the Fast ketama ring's tie rule.
 #include <random>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles/perl.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/profiles/perl.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-// pecl memcache (profiles/php_memcache.hpp): both hash strategies' typed
+// pecl memcache (placement/profiles/php_memcache.hpp): both hash strategies' typed
 // constructors place keys as their registry entries do, for both names of
 // pecl's hash vocabulary.
 #include <random>
 
 #include "gtest/gtest.h"
-#include "memshard/crc32.hpp"
-#include "memshard/fnv.hpp"
-#include "memshard/profiles/php_memcache.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/profiles/php_memcache.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// PHP's Memcached names (profiles/php_memcached.hpp): each typed constructor
+// PHP's Memcached names (placement/profiles/php_memcached.hpp): each typed constructor
 // places keys as its registry entry does, and as the libmemcached profile it
 // is an alias of.
 #include <random>
 
 #include "gtest/gtest.h"
-#include "memshard/fnv.hpp"
-#include "memshard/murmur.hpp"
-#include "memshard/profiles/libmemcached.hpp"
-#include "memshard/profiles/php_memcached.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/hash/murmur.hpp"
+#include "memshard/placement/profiles/libmemcached.hpp"
+#include "memshard/placement/profiles/php_memcached.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Python (profiles/python.hpp): python-memcache's and pymemcache's typed
+// Python (placement/profiles/python.hpp): python-memcache's and pymemcache's typed
 // constructors place keys as their registry entries do; pymemcache's
 // rendezvous refuses servers it cannot tell apart and fails over.
 #include <random>
 #include <span>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles/python.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/profiles/python.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The registry (profiles/registry.hpp): every entry found by name, in its
+// The registry (placement/profiles/registry.hpp): every entry found by name, in its
 // order, with the options and hash names it had as a positional table (pinned
 // here), and make_locator's refusals.
 #include <cstddef>
@@ -11,8 +11,8 @@
 
 #include "gtest/gtest.h"
 #include "memshard/errors.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/profiles/registry.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
 namespace {

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// spymemcached (profiles/spymemcached.hpp): the typed constructors place keys
+// spymemcached (placement/profiles/spymemcached.hpp): the typed constructors place keys
 // as their registry entries do, with and without a weights map, and for both
 // names of spymemcached's hash vocabulary; the ketama ring's tie rule and the
 // server lists it refuses.
 #include <random>
 
 #include "gtest/gtest.h"
-#include "memshard/crc32.hpp"
-#include "memshard/java_string.hpp"
-#include "memshard/profiles/registry.hpp"
-#include "memshard/profiles/spymemcached.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/hash/java_string.hpp"
+#include "memshard/placement/profiles/registry.hpp"
+#include "memshard/placement/profiles/spymemcached.hpp"
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// twemproxy (profiles/twemproxy.hpp): the typed constructors place keys as
+// twemproxy (placement/profiles/twemproxy.hpp): the typed constructors place keys as
 // their registry entries do for every name of nutcracker's vocabulary, and the
 // names nutcracker means otherwise are refused; modula's slot order, the ring's
 // equality with libketama for unnamed servers, its tie rule, the server lists
@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/crc32.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/fnv.hpp"
-#include "memshard/md5.hpp"
-#include "memshard/murmur.hpp"
-#include "memshard/one_at_a_time.hpp"
-#include "memshard/profiles/libmemcached.hpp"
-#include "memshard/profiles/registry.hpp"
-#include "memshard/profiles/twemproxy.hpp"
+#include "memshard/placement/hash/crc32.hpp"
+#include "memshard/placement/hash/fnv.hpp"
+#include "memshard/placement/hash/md5.hpp"
+#include "memshard/placement/hash/murmur.hpp"
+#include "memshard/placement/hash/one_at_a_time.hpp"
+#include "memshard/placement/profiles/libmemcached.hpp"
+#include "memshard/placement/profiles/registry.hpp"
+#include "memshard/placement/profiles/twemproxy.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"

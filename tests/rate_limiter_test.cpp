@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// detail/rate_limiter.hpp on a fake clock (no sleeps): each budget alone and
+// migration/detail/rate_limiter.hpp on a fake clock (no sleeps): each budget alone and
 // both together, unlimited budgets, the burst bound after idling, requests
 // larger than a bucket, wait_time matching try_acquire, slow_down / restore,
 // and a clock that does not move forward.
 
-#include "memshard/detail/rate_limiter.hpp"
+#include "memshard/migration/detail/rate_limiter.hpp"
 
 #include <chrono>
 #include <cstdint>

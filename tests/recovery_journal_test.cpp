@@ -5,7 +5,7 @@
 // fail-fast and failover; failover writes expire within failover_ttl and
 // their copies go when the server returns; a journal that overflows holds
 // its server out until it is flushed or max_item_ttl has passed.
-#include "memshard/client/recovery_journal.hpp"
+#include "memshard/fleet/recovery_journal.hpp"
 
 #include <atomic>
 #include <chrono>

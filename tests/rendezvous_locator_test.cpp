@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // rendezvous_locator.hpp: RendezvousLocator (pymemcache's HashClient) against
 // its definition written out here, and the locator conformance suites.
-#include "memshard/rendezvous_locator.hpp"
+#include "memshard/placement/locators/rendezvous_locator.hpp"
 
 #include <cstdint>
 #include <random>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles.hpp"
+#include "memshard/placement/profiles.hpp"
 #include "support/fleet.hpp"
 #include "support/locator_conformance.hpp"
 

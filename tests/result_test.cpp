@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Result (memshard/result.hpp): reading a value, and never a failure as one.
-#include "memshard/result.hpp"
+// Result (memshard/client/result.hpp): reading a value, and never a failure as one.
+#include "memshard/client/result.hpp"
 
 #include <gtest/gtest.h>
 #include <libmemcached-1.0/memcached.h>

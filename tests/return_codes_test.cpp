@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// client/return_codes.hpp without a server: every libmemcached code a read or
+// wire/return_codes.hpp without a server: every libmemcached code a read or
 // write can answer lands in the Errc a caller acts on, and keep_fetch_code
 // only ever raises a zero count.
 
-#include "memshard/client/return_codes.hpp"
+#include "memshard/wire/return_codes.hpp"
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "memshard/result.hpp"
+#include "memshard/client/result.hpp"
 
 namespace {
 

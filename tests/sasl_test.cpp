@@ -21,7 +21,7 @@
 
 #include "gtest/gtest.h"
 #include "memshard/memshard.hpp"
-#include "memshard/warmer.hpp"
+#include "memshard/migration/warmer.hpp"
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
 

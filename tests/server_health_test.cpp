@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// client/server_health.hpp without a server: the ejection rules of
+// fleet/server_health.hpp without a server: the ejection rules of
 // HealthPolicy on a clock the test moves by hand, and HealthRegistry's one
 // ServerHealth per endpoint.
 
-#include "memshard/client/server_health.hpp"
+#include "memshard/fleet/server_health.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

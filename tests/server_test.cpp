@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 
 #include <limits>
 #include <string>

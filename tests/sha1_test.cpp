@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // sha1.hpp: SHA-1 (Dalli's ring points): the FIPS 180-4 examples and the
 // padding around a block.
-#include "memshard/sha1.hpp"
+#include "memshard/placement/hash/sha1.hpp"
 
 #include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "memshard/detail/bytes.hpp"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 #include "support/hasher_conformance.hpp"
 
 namespace memshard::testing {

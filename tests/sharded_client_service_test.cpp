@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "memshard/client/make_client.hpp"
 #include "memshard/codecs/php_memcached_codec.hpp"
 #include "memshard/codecs/php_serialize.hpp"
 #include "memshard/codecs/plain_codec.hpp"
-#include "memshard/make_client.hpp"
 #include "memshard/sharded_client.hpp"
 #include "support/memcached_server.hpp"
 #include "support/server_set.hpp"

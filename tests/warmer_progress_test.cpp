@@ -3,7 +3,7 @@
 // listing runs, rates, percent, ETA), the JSON summary byte for byte, and the
 // progress line at several widths.
 
-#include "memshard/warmer_progress.hpp"
+#include "memshard/migration/warmer_progress.hpp"
 
 #include <chrono>
 #include <string>

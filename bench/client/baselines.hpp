@@ -27,8 +27,8 @@
 
 #include "bench_support.hpp"
 #include "client/workload.hpp"
-#include "memshard/detail/memcached_handle.hpp"
 #include "memshard/memshard.hpp"
+#include "memshard/wire/detail/memcached_handle.hpp"
 #include "support/nutcracker_proxy.hpp"
 
 namespace memshard::bench::client {

@@ -6,17 +6,17 @@
 // make_client for a profile named at run time, their options and outcomes.
 // Needs libmemcached (CMake target memshard::client).
 
-#include "memshard/client/fleet.hpp"
+#include "memshard/client/client_options.hpp"
+#include "memshard/client/client_pool.hpp"
+#include "memshard/client/make_client.hpp"
 #include "memshard/client/multi_get.hpp"
-#include "memshard/client/server_health.hpp"
-#include "memshard/client_options.hpp"
-#include "memshard/client_pool.hpp"
-#include "memshard/make_client.hpp"
-#include "memshard/migration_options.hpp"
-#include "memshard/prometheus.hpp"
-#include "memshard/result.hpp"
+#include "memshard/client/result.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/migration/migration_options.hpp"
+#include "memshard/migration/warmer.hpp"
+#include "memshard/migration/warmer_progress.hpp"
+#include "memshard/observability/prometheus.hpp"
 #include "memshard/sharded_client.hpp"
-#include "memshard/warmer.hpp"
-#include "memshard/warmer_progress.hpp"
 
 #endif  // MEMSHARD_CLIENT_HPP_

@@ -5,11 +5,11 @@
 // sharded_client.hpp: ShardedClient, which sends every operation to the
 // server its Locator picks. This is the part of a client that depends on the
 // locator type: key and value checks, routing and the operations. The rest is
-// in its parts: the shared fleet (client/fleet.hpp), server health and
-// ejection (client/server_health.hpp), connections (client/connection_pool.hpp),
+// in its parts: the shared fleet (fleet/fleet.hpp), server health and
+// ejection (fleet/server_health.hpp), connections (wire/connection_pool.hpp),
 // the skeleton every operation ends in (client/client_core.hpp) and the two
-// multi-get engines (client/polled_multi_get.hpp,
-// client/per_server_multi_get.hpp). docs/architecture.md has the picture.
+// multi-get engines (wire/polled_multi_get.hpp,
+// wire/per_server_multi_get.hpp). docs/architecture.md has the picture.
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -31,25 +31,25 @@
 #include <vector>
 
 #include "memshard/client/client_core.hpp"
-#include "memshard/client/fleet.hpp"
-#include "memshard/client/meta_pool.hpp"
-#include "memshard/client/migration.hpp"
-#include "memshard/client/migration_window.hpp"
+#include "memshard/client/client_options.hpp"
+#include "memshard/client/deadline_scope.hpp"
 #include "memshard/client/multi_get.hpp"
-#include "memshard/client/multi_write.hpp"
-#include "memshard/client/per_server_multi_get.hpp"
-#include "memshard/client/polled_multi_get.hpp"
-#include "memshard/client/server_health.hpp"
-#include "memshard/client_options.hpp"
+#include "memshard/client/result.hpp"
 #include "memshard/codecs/codec.hpp"
-#include "memshard/deadline_scope.hpp"
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/throw.hpp"
-#include "memshard/locator.hpp"
-#include "memshard/migration_options.hpp"
-#include "memshard/result.hpp"
-#include "memshard/server.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/migration/migration.hpp"
+#include "memshard/migration/migration_options.hpp"
+#include "memshard/migration/migration_window.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
+#include "memshard/wire/meta_pool.hpp"
+#include "memshard/wire/multi_write.hpp"
+#include "memshard/wire/per_server_multi_get.hpp"
+#include "memshard/wire/polled_multi_get.hpp"
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
@@ -903,7 +903,7 @@ class ShardedClient {
   // The skeleton of every single-key operation: check, route, call, finish.
   // `call(server)` sends the request on that server's handle and answers
   // libmemcached's code. A write the key's own server misses is remembered
-  // there (client/recovery_journal.hpp).
+  // there (fleet/recovery_journal.hpp).
   template <class Call>
   auto run(std::string_view operation, std::string_view key, std::string_view value, Access access,
            Call&& call) -> Status {
@@ -925,7 +925,7 @@ class ShardedClient {
     }
     redirected_ = route.server != primary;
     // Held to the call's deadline whatever the server does (a reply that
-    // trickles in included): client/deadline_watch.hpp.
+    // trickles in included): wire/deadline_watch.hpp.
     memcached_return_t rc = MEMCACHED_SUCCESS;
     bool late = false;
     {

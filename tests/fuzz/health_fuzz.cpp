@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for client/server_health.hpp: detail::HealthPolicy on a
+// libFuzzer target for fleet/server_health.hpp: detail::HealthPolicy on a
 // fake clock, driven by a sequence of events from the input (a success, a
 // server failure, allowed to eject or not, a probe attempt, a probe's
 // outcome, a lease given back, the clock moving on) and compared with its
@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "fuzz_support.hpp"
-#include "memshard/client/server_health.hpp"
+#include "memshard/fleet/server_health.hpp"
 
 namespace {
 

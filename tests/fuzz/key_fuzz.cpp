@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "fuzz_support.hpp"
-#include "memshard/key.hpp"
+#include "memshard/placement/key.hpp"
 
 namespace {
 

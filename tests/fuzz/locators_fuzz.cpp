@@ -22,16 +22,16 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "memshard/any_locator.hpp"
-#include "memshard/continuum_locators.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/hash_tag.hpp"
-#include "memshard/hashers.hpp"
-#include "memshard/ketama_locator.hpp"
-#include "memshard/locator.hpp"
-#include "memshard/modulo_locator.hpp"
-#include "memshard/rendezvous_locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/hash/hashers.hpp"
+#include "memshard/placement/locators/any_locator.hpp"
+#include "memshard/placement/locators/continuum_locators.hpp"
+#include "memshard/placement/locators/hash_tag.hpp"
+#include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
+#include "memshard/placement/locators/rendezvous_locator.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for detail/meta_protocol.hpp: the input is fed to
+// libFuzzer target for wire/detail/meta_protocol.hpp: the input is fed to
 // MetaReplyParser and TextLineParser whole and in pieces whose sizes come from
 // the input itself; both ways must agree, and no feed may use more bytes than
 // it was given. Run by CTest for a bounded number of runs (tests/fuzz/CMakeLists.txt).
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "memshard/detail/meta_protocol.hpp"
+#include "memshard/wire/detail/meta_protocol.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for the profile registry (profiles/registry.hpp,
+// libFuzzer target for the profile registry (placement/profiles/registry.hpp,
 // profiles.hpp): a profile of kProfiles and its options (hash, points,
 // weighted, hash tag) chosen by the input, built by make_locator for a fuzzed
 // server list (a refusal must be a ConfigError), then fuzzed keys located:
@@ -23,10 +23,10 @@
 
 #include "fuzz_support.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/key.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/profiles/registry.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/key.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/profiles/registry.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 
 #include "fuzz_support.hpp"
 #include "memshard/errors.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace {
 

@@ -44,7 +44,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the placement-only install failed")
 endif()
 
-foreach(file IN ITEMS bin/memshard-locate include/memshard/placement.hpp include/memshard/profiles.hpp
+foreach(file IN ITEMS bin/memshard-locate include/memshard/placement.hpp include/memshard/placement/profiles.hpp
                       share/cmake/memshard/memshardConfig.cmake
                       share/cmake/memshard/memshardPlacementTargets.cmake
                       share/pkgconfig/memshard-placement.pc)
@@ -53,7 +53,7 @@ foreach(file IN ITEMS bin/memshard-locate include/memshard/placement.hpp include
   endif()
 endforeach()
 foreach(file IN ITEMS include/memshard/sharded_client.hpp include/memshard/memshard.hpp
-                      include/memshard/result.hpp share/cmake/memshard/memshardClientTargets.cmake
+                      include/memshard/client/result.hpp share/cmake/memshard/memshardClientTargets.cmake
                       share/pkgconfig/memshard.pc)
   if(EXISTS "${PREFIX}/${file}")
     message(FATAL_ERROR "the placement-only install has the client's ${file}")

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace memshard::testing {
 

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "memshard/key_prefix.hpp"
-#include "memshard/profiles.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/key_prefix.hpp"
+#include "memshard/placement/profiles.hpp"
+#include "memshard/placement/server.hpp"
 
 namespace memshard::testing {
 

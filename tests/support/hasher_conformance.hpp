@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/hasher.hpp"
+#include "memshard/placement/hash/hasher.hpp"
 
 namespace memshard::testing {
 

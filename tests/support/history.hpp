@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "memshard/crc32.hpp"
-#include "memshard/result.hpp"
+#include "memshard/client/result.hpp"
+#include "memshard/placement/hash/crc32.hpp"
 
 namespace memshard::testing {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/fleet.hpp"
 
 namespace memshard::testing {

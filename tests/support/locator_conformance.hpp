@@ -26,8 +26,8 @@
 #include <span>
 
 #include "gtest/gtest.h"
-#include "memshard/locator.hpp"
-#include "memshard/server.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/locator_checks.hpp"
 
 namespace memshard::testing {

@@ -4,7 +4,7 @@
 
 // support/multi_get_modes.hpp: the multi-get modes the client tests run in.
 
-#include "memshard/client_options.hpp"
+#include "memshard/client/client_options.hpp"
 
 namespace memshard::testing {
 

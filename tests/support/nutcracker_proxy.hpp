@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/profiles.hpp"
+#include "memshard/placement/profiles.hpp"
 #include "support/fleet.hpp"
 
 namespace memshard::testing {

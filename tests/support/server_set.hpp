@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "memshard/server.hpp"
+#include "memshard/placement/server.hpp"
 #include "support/memcached_server.hpp"
 
 namespace memshard::testing {

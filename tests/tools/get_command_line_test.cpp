@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memshard/codecs/make_codec.hpp>
-#include <memshard/key_prefix.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <memshard/make_client.hpp>
+#include <memshard/client/make_client.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>

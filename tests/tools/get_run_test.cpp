@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <memshard/client/make_client.hpp>
 #include <memshard/codecs/make_codec.hpp>
-#include <memshard/make_client.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>

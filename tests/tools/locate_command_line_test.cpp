@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <memshard/key_prefix.hpp>
 #include <memshard/placement.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <optional>
 #include <sstream>
 #include <string>

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 #include <cstddef>
-#include <memshard/key.hpp>
+#include <memshard/placement/key.hpp>
 #include <optional>
 #include <sstream>
 #include <streambuf>

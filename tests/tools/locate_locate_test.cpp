@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <memshard/key_prefix.hpp>
 #include <memshard/placement.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <optional>
 #include <set>
 #include <string>

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <memshard/codecs/make_codec.hpp>
 #include <memshard/errors.hpp>
-#include <memshard/key_prefix.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <memshard/version.hpp>
 #include <optional>
 #include <system_error>

@@ -6,11 +6,11 @@
 
 #include <cstddef>
 #include <exception>
+#include <memshard/client/make_client.hpp>
 #include <memshard/codecs/make_codec.hpp>
 #include <memshard/errors.hpp>
-#include <memshard/key.hpp>
-#include <memshard/make_client.hpp>
-#include <memshard/profiles.hpp>
+#include <memshard/placement/key.hpp>
+#include <memshard/placement/profiles.hpp>
 #include <new>
 #include <optional>
 #include <utility>

@@ -10,8 +10,8 @@
 // descriptors.
 
 #include <istream>
-#include <memshard/any_locator.hpp>
 #include <memshard/codecs/any_codec.hpp>
+#include <memshard/placement/locators/any_locator.hpp>
 #include <memshard/sharded_client.hpp>
 #include <ostream>
 #include <span>

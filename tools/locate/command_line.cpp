@@ -8,7 +8,7 @@
 #include <array>
 #include <charconv>
 #include <memshard/errors.hpp>
-#include <memshard/key_prefix.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <memshard/version.hpp>
 #include <system_error>
 #include <utility>

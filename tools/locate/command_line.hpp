@@ -8,8 +8,8 @@
 // and --list-profiles.
 
 #include <cstddef>
-#include <memshard/key_prefix.hpp>
-#include <memshard/profiles.hpp>
+#include <memshard/placement/key_prefix.hpp>
+#include <memshard/placement/profiles.hpp>
 #include <optional>
 #include <ostream>
 #include <span>

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <memshard/detail/throw.hpp>
 #include <memshard/errors.hpp>
-#include <memshard/key.hpp>
-#include <memshard/key_prefix.hpp>
+#include <memshard/placement/key.hpp>
+#include <memshard/placement/key_prefix.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

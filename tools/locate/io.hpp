@@ -11,7 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <istream>
-#include <memshard/key.hpp>
+#include <memshard/placement/key.hpp>
 #include <optional>
 #include <ostream>
 #include <span>

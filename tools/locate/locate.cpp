@@ -5,7 +5,7 @@
 
 #include <array>
 #include <cstddef>
-#include <memshard/profiles.hpp>
+#include <memshard/placement/profiles.hpp>
 #include <string>
 #include <string_view>
 #include <utility>

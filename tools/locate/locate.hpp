@@ -9,9 +9,9 @@
 
 #include <cstddef>
 #include <istream>
-#include <memshard/any_locator.hpp>
-#include <memshard/key_prefix.hpp>
-#include <memshard/server.hpp>
+#include <memshard/placement/key_prefix.hpp>
+#include <memshard/placement/locators/any_locator.hpp>
+#include <memshard/placement/server.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <memshard/client/make_client.hpp>
 #include <memshard/errors.hpp>
-#include <memshard/make_client.hpp>
-#include <memshard/profiles.hpp>
-#include <memshard/warmer.hpp>
+#include <memshard/migration/warmer.hpp>
+#include <memshard/placement/profiles.hpp>
 #include <new>
 #include <string>
 #include <utility>

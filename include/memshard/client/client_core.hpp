@@ -23,17 +23,17 @@
 #include <utility>
 #include <vector>
 
-#include "memshard/client/connection_pool.hpp"
-#include "memshard/client/deadline_watch.hpp"
-#include "memshard/client/fleet.hpp"
-#include "memshard/client/recovery_journal.hpp"
-#include "memshard/client/return_codes.hpp"
-#include "memshard/client/server_health.hpp"
-#include "memshard/client_options.hpp"
-#include "memshard/key.hpp"
-#include "memshard/result.hpp"
-#include "memshard/server_event.hpp"
+#include "memshard/client/client_options.hpp"
+#include "memshard/client/result.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/recovery_journal.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/observability/server_event.hpp"
+#include "memshard/placement/key.hpp"
 #include "memshard/version.hpp"
+#include "memshard/wire/connection_pool.hpp"
+#include "memshard/wire/deadline_watch.hpp"
+#include "memshard/wire/return_codes.hpp"
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
@@ -145,7 +145,7 @@ class ClientCore {
   }
 
   /// watch: holds one libmemcached call on `memc` to `deadline` while the
-  /// returned object lives (client/deadline_watch.hpp).
+  /// returned object lives (wire/deadline_watch.hpp).
   [[nodiscard]] auto watch(memcached_st* memc, std::int64_t now, std::int64_t deadline) noexcept
       -> WatchedCall {
     return seat_.call(memc, now, deadline, options());

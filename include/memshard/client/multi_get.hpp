@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "memshard/client/client_core.hpp"
+#include "memshard/client/result.hpp"
 #include "memshard/codecs/value.hpp"
-#include "memshard/result.hpp"
 #include "memshard/version.hpp"
 
 namespace memshard {
