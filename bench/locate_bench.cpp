@@ -72,6 +72,22 @@ struct AnyKetamaMd5Weighted {
   }
 };
 
+// A hash other than the profile's default, as make_locator() builds it (through
+// RuntimeHash: one indirect call per key), and the same placement typed.
+struct KetamaOneAtATimeWeighted {
+  static constexpr const char* kName = "ketama-oaat-weighted";
+  static auto make(std::span<const Server> servers) {
+    return memshard::profiles::libmemcached_ketama_weighted<memshard::OneAtATime>(servers);
+  }
+};
+struct AnyKetamaOneAtATimeWeighted {
+  static constexpr const char* kName = "any:ketama-oaat-weighted";
+  static auto make(std::span<const Server> servers) {
+    return memshard::make_locator("libmemcached-ketama-weighted", servers,
+                                  {.hash = "one_at_a_time"});
+  }
+};
+
 // libmemcached placements, each with the memshard profile that must agree with it.
 struct LibmemcachedKetamaWeighted {
   static constexpr const char* kName = "libmemcached:ketama-weighted";
@@ -233,6 +249,8 @@ BENCHMARK_TEMPLATE(BM_Locate, ModuloOneAtATime)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, RingCrc32)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, KetamaMd5Weighted)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_Locate, AnyKetamaMd5Weighted)->Apply(all_sizes);
+BENCHMARK_TEMPLATE(BM_Locate, KetamaOneAtATimeWeighted)->Apply(all_sizes);
+BENCHMARK_TEMPLATE(BM_Locate, AnyKetamaOneAtATimeWeighted)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_LocateMany, KetamaMd5Weighted)->Apply(all_sizes);
 BENCHMARK_TEMPLATE(BM_LocateLibmemcached, LibmemcachedKetamaWeighted)->Apply(libmemcached_sizes);
 BENCHMARK_TEMPLATE(BM_LocateLibmemcached, LibmemcachedModula)->Apply(libmemcached_sizes);

@@ -11,7 +11,9 @@
 
 #include "gtest/gtest.h"
 #include "memshard/errors.hpp"
+#include "memshard/placement/hash/runtime_hash.hpp"
 #include "memshard/placement/locators/ketama_locator.hpp"
+#include "memshard/placement/locators/modulo_locator.hpp"
 #include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
@@ -132,6 +134,28 @@ TEST(ProfilesRegistryTest, EveryProfileBuildsForSeveralSizesAndEveryHashItNames)
           << hash;
       start = end + 2;
     }
+  }
+}
+
+// A profile's default hash builds its typed locator (the hash inlined); another
+// name of its vocabulary builds the same placement over RuntimeHash (one locator
+// type for every name, one indirect call per key), key for key as the typed one.
+TEST(ProfilesRegistryTest, TheDefaultHashIsTypedAndTheOthersPlaceAsTheTypedProfile) {
+  std::mt19937 rng(7);
+  const auto servers = memshard::testing::random_fleet(rng, 7);
+  const auto by_default = memshard::make_locator("libmemcached-ketama", servers);
+  EXPECT_NE(by_default.target<memshard::KetamaLocator<memshard::OneAtATime>>(), nullptr);
+  const auto by_name = memshard::make_locator("libmemcached-ketama", servers, {.hash = "md5"});
+  const auto* runtime = by_name.target<memshard::KetamaLocator<memshard::RuntimeHash>>();
+  ASSERT_NE(runtime, nullptr);
+  const auto typed = memshard::profiles::libmemcached_ketama<memshard::Md5>(servers);
+  const auto modula = memshard::make_locator("twemproxy-modula", servers, {.hash = "fnv1a_64"});
+  EXPECT_NE(modula.target<memshard::ModuloLocator<memshard::RuntimeHash>>(), nullptr);
+  const auto typed_modula = memshard::profiles::twemproxy_modula<memshard::Fnv1a_64>(servers);
+  for (int i = 0; i < 5000; ++i) {
+    const std::string key = "key:" + std::to_string(i);
+    ASSERT_EQ(by_name.locate(key), typed.locate(key)) << key;
+    ASSERT_EQ(modula.locate(key), typed_modula.locate(key)) << key;
   }
 }
 

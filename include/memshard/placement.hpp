@@ -17,6 +17,7 @@
 #include "memshard/placement/hash/murmur.hpp"
 #include "memshard/placement/hash/murmur3.hpp"
 #include "memshard/placement/hash/one_at_a_time.hpp"
+#include "memshard/placement/hash/runtime_hash.hpp"
 #include "memshard/placement/hash/sha1.hpp"
 #include "memshard/placement/key.hpp"
 #include "memshard/placement/key_prefix.hpp"

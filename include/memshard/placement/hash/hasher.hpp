@@ -17,8 +17,10 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 ///
 /// Contract, member by member:
 /// - `H{}`: default-constructible; all instances are equivalent (no seed, no
-///   state). Placement must be identical across processes, machines and
-///   languages, so a Hasher is never `std::hash` or anything seeded per process.
+///   state), except RuntimeHash's (placement/hash/runtime_hash.hpp), whose
+///   instance says which of these hashers it is; locators keep their hasher. Placement must be
+///   identical across processes, machines and languages, so a Hasher is never `std::hash` or
+///   anything seeded per process.
 /// - `h(std::string_view bytes) noexcept -> std::uint32_t`: a pure function of
 ///   the bytes. It must accept any bytes, including the empty string and bytes
 ///   >= 0x80, and never throw or allocate.

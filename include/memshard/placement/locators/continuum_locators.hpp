@@ -48,7 +48,7 @@ class CompatContinuumLocator {
  public:
   using hasher = Hash;
 
-  explicit CompatContinuumLocator(std::span<const Server> servers) {
+  explicit CompatContinuumLocator(std::span<const Server> servers, Hash hash = {}) : hash_(hash) {
     validate_servers(servers);
     for (std::size_t s = 0; s < servers.size(); ++s) {
       total_ += servers[s].weight;
@@ -74,7 +74,7 @@ class CompatContinuumLocator {
     if (boundaries_.size() == 1) {
       return 0;
     }
-    return locate_hash(Hash{}(key));
+    return locate_hash(hash_(key));
   }
 
   /// locate_hash: the server for a key whose hash is already known.
@@ -91,7 +91,7 @@ class CompatContinuumLocator {
     if (boundaries_.size() == 1) {
       return 0;
     }
-    const std::size_t first = find_boundary(Hash{}(key));
+    const std::size_t first = find_boundary(hash_(key));
     const std::size_t primary = boundaries_[first].server;
     if (avoid.size() != boundaries_.size() || avoid[primary] == 0) {
       return primary;
@@ -133,6 +133,8 @@ class CompatContinuumLocator {
     std::uint32_t server;
   };
 
+  /// The hasher this locator hashes keys with (stateless but for RuntimeHash).
+  [[no_unique_address]] Hash hash_;
   std::vector<Boundary> boundaries_;
   double total_ = 0;
   std::uint32_t buckets_ = 0;
@@ -157,8 +159,9 @@ class BucketedRingLocator {
   static constexpr std::size_t kBuckets = 1024;
   static constexpr std::uint32_t kBucketSpan = 0xFFFFFFFFU / kBuckets;  // 4194303
 
-  explicit BucketedRingLocator(std::span<const Server> servers, std::size_t points_per_server = 160)
-      : size_(servers.size()) {
+  explicit BucketedRingLocator(std::span<const Server> servers, std::size_t points_per_server = 160,
+                               Hash hash = {})
+      : hash_(hash), size_(servers.size()) {
     validate_servers(servers);
     std::vector<Server> unnamed(servers.begin(), servers.end());
     for (Server& server : unnamed) {
@@ -173,7 +176,7 @@ class BucketedRingLocator {
     options.point_hash = PointHash::kKeyHash;
     options.count = PointCount::kScaledWeight;
     options.ties = TieBreak::kFirstServer;
-    const KetamaLocator<Hash> ring(unnamed, options);
+    const KetamaLocator<Hash> ring(unnamed, options, hash_);
     for (std::size_t j = 0; j < kBuckets; ++j) {
       buckets_[j] =
           static_cast<std::uint32_t>(ring.locate_hash(static_cast<std::uint32_t>(j) * kBucketSpan));
@@ -185,7 +188,7 @@ class BucketedRingLocator {
     if (size_ == 1) {
       return 0;
     }
-    return buckets_[Hash{}(key) % kBuckets];
+    return buckets_[hash_(key) % kBuckets];
   }
 
   /// locate_avoiding: the key's server, or, when it is marked in `avoid`, the
@@ -197,7 +200,7 @@ class BucketedRingLocator {
     if (size_ == 1) {
       return 0;
     }
-    const std::size_t bucket = Hash{}(key) % kBuckets;
+    const std::size_t bucket = hash_(key) % kBuckets;
     const std::size_t primary = buckets_[bucket];
     if (avoid.size() != size_ || avoid[primary] == 0) {
       return primary;
@@ -215,6 +218,8 @@ class BucketedRingLocator {
   [[nodiscard]] auto size() const noexcept -> std::size_t { return size_; }
 
  private:
+  /// The hasher this locator hashes keys with (stateless but for RuntimeHash).
+  [[no_unique_address]] Hash hash_;
   std::size_t size_;
   std::array<std::uint32_t, kBuckets> buckets_{};
 };

@@ -177,8 +177,9 @@ class KetamaLocator {
   /// ask for more are refused rather than exhausting memory).
   static constexpr std::size_t kMaxPointsPerServer = std::size_t{1} << 24U;
 
-  explicit KetamaLocator(std::span<const Server> servers, KetamaOptions options = {})
-      : size_(servers.size()), options_(options) {
+  explicit KetamaLocator(std::span<const Server> servers, KetamaOptions options = {},
+                         Hash hash = {})
+      : hash_(hash), size_(servers.size()), options_(options) {
     validate_servers(servers);
     if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 2) {
       detail::throw_config_error("too many servers", std::to_string(servers.size()));
@@ -215,7 +216,7 @@ class KetamaLocator {
     if (size_ == 1) {
       return 0;
     }
-    return locate_hash(Hash{}(key));
+    return locate_hash(hash_(key));
   }
 
   /// locate_many: locate() of every key, out[i] for keys[i] (out.size() >=
@@ -241,7 +242,7 @@ class KetamaLocator {
       }
     } else {
       for (std::size_t i = 0; i < keys.size(); ++i) {
-        out[i] = locate_hash(Hash{}(keys[i]));
+        out[i] = locate_hash(hash_(keys[i]));
       }
     }
   }
@@ -265,7 +266,7 @@ class KetamaLocator {
     if (size_ == 1) {
       return 0;
     }
-    const RingPoint* point = find_point(Hash{}(key) ^ flip_);
+    const RingPoint* point = find_point(hash_(key) ^ flip_);
     const std::size_t primary = point->server;
     if (avoid.size() != size_ || avoid[primary] == 0) {
       return primary;
@@ -486,7 +487,7 @@ class KetamaLocator {
             }
             break;
           case PointHash::kKeyHash:
-            points_.push_back({Hash{}(text) ^ flip_, server});
+            points_.push_back({hash_(text) ^ flip_, server});
             break;
           case PointHash::kSha1:
             points_.push_back({Sha1{}(text) ^ flip_, server});
@@ -563,6 +564,8 @@ class KetamaLocator {
     table_[buckets] = static_cast<std::uint32_t>(points_.size());
   }
 
+  /// The hasher this locator hashes keys with (stateless but for RuntimeHash).
+  [[no_unique_address]] Hash hash_;
   std::size_t size_;
   KetamaOptions options_;
   std::vector<RingPoint> points_;  // sorted, unique values, then one sentinel

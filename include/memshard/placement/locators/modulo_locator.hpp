@@ -41,7 +41,7 @@ struct ModuloBuckets {
   std::vector<std::uint32_t> servers;
 };
 
-/// ModuloLocator: places a key on server `Hash{}(key) % N` (or on a weighted
+/// ModuloLocator: places a key on server `Hash(key) % N` (or on a weighted
 /// bucket list, see ModuloOptions). With one server it answers 0 without
 /// hashing.
 ///
@@ -58,8 +58,9 @@ class ModuloLocator {
  public:
   using hasher = Hash;
 
-  explicit ModuloLocator(std::span<const Server> servers, ModuloOptions options = {})
-      : size_(servers.size()) {
+  explicit ModuloLocator(std::span<const Server> servers, ModuloOptions options = {},
+                         Hash hash = {})
+      : hash_(hash), size_(servers.size()) {
     validate_servers(servers);
     if (options.weighted) {
       for (std::size_t i = 0; i < servers.size(); ++i) {
@@ -77,8 +78,8 @@ class ModuloLocator {
   /// ModuloLocator(servers, buckets): `buckets[hash % buckets.size()]`, with
   /// an explicit bucket list of server indexes (twemproxy's modula orders it by
   /// server name). Throws ConfigError for an empty list or an index out of range.
-  ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets)
-      : size_(servers.size()), buckets_(std::move(buckets.servers)) {
+  ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets, Hash hash = {})
+      : hash_(hash), size_(servers.size()), buckets_(std::move(buckets.servers)) {
     validate_servers(servers);
     if (buckets_.empty()) {
       detail::throw_config_error("a modulo bucket list needs at least one bucket", "0");
@@ -95,7 +96,7 @@ class ModuloLocator {
     if (size_ == 1) {
       return 0;
     }
-    return locate_hash(Hash{}(key));
+    return locate_hash(hash_(key));
   }
 
   /// locate_hash: the server for a key whose hash is already known.
@@ -116,7 +117,7 @@ class ModuloLocator {
     if (size_ == 1) {
       return 0;
     }
-    const std::uint32_t hash = Hash{}(key);
+    const std::uint32_t hash = hash_(key);
     const std::size_t primary = locate_hash(hash);
     if (avoid.size() != size_ || avoid[primary] == 0) {
       return primary;
@@ -144,6 +145,8 @@ class ModuloLocator {
   [[nodiscard]] auto buckets() const noexcept -> std::span<const std::uint32_t> { return buckets_; }
 
  private:
+  /// The hasher this locator hashes keys with (stateless but for RuntimeHash).
+  [[no_unique_address]] Hash hash_;
   std::size_t size_;
   std::vector<std::uint32_t> buckets_;
 };

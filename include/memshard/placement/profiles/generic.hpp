@@ -27,15 +27,18 @@ inline constexpr std::size_t kRingCrc32Points = 64;
 /// modulo_crc32: `crc32(key) % N` with the full IEEE CRC-32 (the PHP articles'
 /// modulo, Go gomemcache). Weights ignored.
 template <Hasher Hash = Crc32>
-[[nodiscard]] auto modulo_crc32(std::span<const Server> servers) -> ModuloLocator<Hash> {
-  return ModuloLocator<Hash>(servers);
+[[nodiscard]] auto modulo_crc32(std::span<const Server> servers, Hash hash = {})
+    -> ModuloLocator<Hash> {
+  return ModuloLocator<Hash>(servers, ModuloOptions{}, hash);
 }
 
 namespace detail {
 struct MakeModuloCrc32 {
+  using default_hash = Crc32;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/) {
-    return modulo_crc32<Hash>(servers);
+  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/,
+                   Hash hash = {}) {
+    return modulo_crc32<Hash>(servers, hash);
   }
 };
 }  // namespace detail
@@ -63,16 +66,17 @@ inline constexpr ProfileInfo kModuloCrc32Profile{
 /// ring_crc32: the articles' consistent-hashing ring: 64 points per server,
 /// full CRC-32 for points and keys, first point >= hash, wrap. Weights ignored.
 template <Hasher Hash = Crc32>
-[[nodiscard]] auto ring_crc32(std::span<const Server> servers, std::size_t points = 0)
-    -> KetamaLocator<Hash> {
-  return KetamaLocator<Hash>(servers, ring_crc32_options(points));
+[[nodiscard]] auto ring_crc32(std::span<const Server> servers, std::size_t points = 0,
+                              Hash hash = {}) -> KetamaLocator<Hash> {
+  return KetamaLocator<Hash>(servers, ring_crc32_options(points), hash);
 }
 
 namespace detail {
 struct MakeRingCrc32 {
+  using default_hash = Crc32;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& options) {
-    return ring_crc32<Hash>(servers, options.points);
+  static auto make(std::span<const Server> servers, const ProfileOptions& options, Hash hash = {}) {
+    return ring_crc32<Hash>(servers, options.points, hash);
   }
 };
 }  // namespace detail

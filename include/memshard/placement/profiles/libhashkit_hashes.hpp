@@ -22,22 +22,23 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace profiles {
 
 /// kLibhashkitHashes: libhashkit's hash names, each building `Make::make<H>`
-/// (a profile's builder, see ProfileInfo::hashes): one_at_a_time
+/// (a profile's builder, see ProfileInfo::hashes; typed for `Make::default_hash`,
+/// through RuntimeHash for the others): one_at_a_time
 /// (MEMCACHED_HASH_DEFAULT, also spelled "default"), md5, crc (the 15-bit
 /// crc), crc32 (the full IEEE CRC-32), fnv1_32, fnv1a_32, fnv1_64, fnv1a_64,
 /// murmur.
 template <class Make>
 inline constexpr std::array<HashChoice, 10> kLibhashkitHashes = {{
-    {.name = OneAtATime::name(), .build = &detail::make_any_with<Make, OneAtATime>},
-    {.name = Md5::name(), .build = &detail::make_any_with<Make, Md5>},
-    {.name = LibmemcachedCrc::name(), .build = &detail::make_any_with<Make, LibmemcachedCrc>},
-    {.name = Crc32::name(), .build = &detail::make_any_with<Make, Crc32>},
-    {.name = Fnv1_32::name(), .build = &detail::make_any_with<Make, Fnv1_32>},
-    {.name = Fnv1a_32::name(), .build = &detail::make_any_with<Make, Fnv1a_32>},
-    {.name = Fnv1_64::name(), .build = &detail::make_any_with<Make, Fnv1_64>},
-    {.name = Fnv1a_64::name(), .build = &detail::make_any_with<Make, Fnv1a_64>},
-    {.name = Murmur::name(), .build = &detail::make_any_with<Make, Murmur>},
-    {.name = "default", .build = &detail::make_any_with<Make, OneAtATime>, .alias = true},
+    {.name = OneAtATime::name(), .build = detail::vocabulary_build<Make, OneAtATime>()},
+    {.name = Md5::name(), .build = detail::vocabulary_build<Make, Md5>()},
+    {.name = LibmemcachedCrc::name(), .build = detail::vocabulary_build<Make, LibmemcachedCrc>()},
+    {.name = Crc32::name(), .build = detail::vocabulary_build<Make, Crc32>()},
+    {.name = Fnv1_32::name(), .build = detail::vocabulary_build<Make, Fnv1_32>()},
+    {.name = Fnv1a_32::name(), .build = detail::vocabulary_build<Make, Fnv1a_32>()},
+    {.name = Fnv1_64::name(), .build = detail::vocabulary_build<Make, Fnv1_64>()},
+    {.name = Fnv1a_64::name(), .build = detail::vocabulary_build<Make, Fnv1a_64>()},
+    {.name = Murmur::name(), .build = detail::vocabulary_build<Make, Murmur>()},
+    {.name = "default", .build = detail::vocabulary_build<Make, OneAtATime>(), .alias = true},
 }};
 
 }  // namespace profiles

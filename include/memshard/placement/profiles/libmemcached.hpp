@@ -32,16 +32,19 @@ inline constexpr std::size_t kLibmemcachedPoints = 100;
 /// weights ignored. Default hash one_at_a_time (MEMCACHED_HASH_DEFAULT); this is
 /// also PHP `new Memcached()` with default options.
 template <Hasher Hash = OneAtATime>
-[[nodiscard]] auto libmemcached_modula(std::span<const Server> servers) -> ModuloLocator<Hash> {
+[[nodiscard]] auto libmemcached_modula(std::span<const Server> servers, Hash hash = {})
+    -> ModuloLocator<Hash> {
   detail::require_whole_weights(servers, "libmemcached-modula");
-  return ModuloLocator<Hash>(servers);
+  return ModuloLocator<Hash>(servers, ModuloOptions{}, hash);
 }
 
 namespace detail {
 struct MakeLibmemcachedModula {
+  using default_hash = OneAtATime;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/) {
-    return libmemcached_modula<Hash>(servers);
+  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/,
+                   Hash hash = {}) {
+    return libmemcached_modula<Hash>(servers, hash);
   }
 };
 }  // namespace detail
@@ -80,17 +83,18 @@ inline constexpr ProfileInfo kLibmemcachedModulaProfile{
 /// PHP's `DISTRIBUTION_CONSISTENT`. `points` overrides the points per server
 /// (0 keeps libmemcached's), which no libmemcached client can match.
 template <Hasher Hash = OneAtATime>
-[[nodiscard]] auto libmemcached_ketama(std::span<const Server> servers, std::size_t points = 0)
-    -> KetamaLocator<Hash> {
+[[nodiscard]] auto libmemcached_ketama(std::span<const Server> servers, std::size_t points = 0,
+                                       Hash hash = {}) -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "libmemcached-ketama");
-  return KetamaLocator<Hash>(servers, libmemcached_ketama_options(servers, points));
+  return KetamaLocator<Hash>(servers, libmemcached_ketama_options(servers, points), hash);
 }
 
 namespace detail {
 struct MakeLibmemcachedKetama {
+  using default_hash = OneAtATime;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& options) {
-    return libmemcached_ketama<Hash>(servers, options.points);
+  static auto make(std::span<const Server> servers, const ProfileOptions& options, Hash hash = {}) {
+    return libmemcached_ketama<Hash>(servers, options.points, hash);
   }
 };
 }  // namespace detail
@@ -123,16 +127,18 @@ inline constexpr ProfileInfo kLibmemcachedKetamaProfile{
 /// `{"ketama_weighted": True}`: md5 keys on the weighted md5 x4 ring.
 template <Hasher Hash = Md5>
 [[nodiscard]] auto libmemcached_ketama_weighted(std::span<const Server> servers,
-                                                std::size_t points = 0) -> KetamaLocator<Hash> {
+                                                std::size_t points = 0, Hash hash = {})
+    -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "libmemcached-ketama-weighted");
-  return KetamaLocator<Hash>(servers, libmemcached_ketama_weighted_options(points));
+  return KetamaLocator<Hash>(servers, libmemcached_ketama_weighted_options(points), hash);
 }
 
 namespace detail {
 struct MakeLibmemcachedKetamaWeighted {
+  using default_hash = Md5;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& options) {
-    return libmemcached_ketama_weighted<Hash>(servers, options.points);
+  static auto make(std::span<const Server> servers, const ProfileOptions& options, Hash hash = {}) {
+    return libmemcached_ketama_weighted<Hash>(servers, options.points, hash);
   }
 };
 }  // namespace detail
@@ -161,17 +167,18 @@ inline constexpr ProfileInfo kLibmemcachedKetamaWeightedProfile{
 /// Note that libmemcached's SPY ring is not spymemcached's own (which takes 160
 /// md5 x4 points and breaks ties the other way).
 template <Hasher Hash = OneAtATime>
-[[nodiscard]] auto libmemcached_ketama_spy(std::span<const Server> servers, std::size_t points = 0)
-    -> KetamaLocator<Hash> {
+[[nodiscard]] auto libmemcached_ketama_spy(std::span<const Server> servers, std::size_t points = 0,
+                                           Hash hash = {}) -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "libmemcached-ketama-spy");
-  return KetamaLocator<Hash>(servers, libmemcached_ketama_spy_options(servers, points));
+  return KetamaLocator<Hash>(servers, libmemcached_ketama_spy_options(servers, points), hash);
 }
 
 namespace detail {
 struct MakeLibmemcachedKetamaSpy {
+  using default_hash = OneAtATime;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& options) {
-    return libmemcached_ketama_spy<Hash>(servers, options.points);
+  static auto make(std::span<const Server> servers, const ProfileOptions& options, Hash hash = {}) {
+    return libmemcached_ketama_spy<Hash>(servers, options.points, hash);
   }
 };
 }  // namespace detail

@@ -14,9 +14,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/placement/hash/runtime_hash.hpp"
 #include "memshard/placement/locators/any_locator.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -127,6 +129,38 @@ template <class Make, class Hash>
 auto make_any_with(std::span<const Server> servers, const ProfileOptions& options,
                    std::string description) -> AnyLocator {
   return AnyLocator(Make::template make<Hash>(servers, options), std::move(description));
+}
+
+// build_runtime: `Make::make` over RuntimeHash `hash`, one function per profile
+// (never inlined into make_any_runtime, so the locator's construction is
+// compiled once per profile, not once per hash).
+template <class Make>
+[[gnu::noinline]] auto build_runtime(std::span<const Server> servers, const ProfileOptions& options,
+                                     std::string description, RuntimeHash hash) -> AnyLocator {
+  return AnyLocator(Make::template make<RuntimeHash>(servers, options, hash),
+                    std::move(description));
+}
+
+// make_any_runtime: a BuildLocator for `Make::make` with Hash chosen at run time
+// (RuntimeHash): every such entry of a vocabulary shares one locator type, so a
+// unit that includes the registry instantiates and compiles each profile once,
+// not once per hash. Costs one indirect call per key.
+template <class Make, class Hash>
+auto make_any_runtime(std::span<const Server> servers, const ProfileOptions& options,
+                      std::string description) -> AnyLocator {
+  return build_runtime<Make>(servers, options, std::move(description), RuntimeHash::of<Hash>());
+}
+
+// vocabulary_build: how the entry `Hash` of Make's vocabulary builds: typed
+// (inlined hash) for the profile's default hash, `Make::default_hash`; through
+// RuntimeHash for the others.
+template <class Make, class Hash>
+constexpr auto vocabulary_build() noexcept -> BuildLocator {
+  if constexpr (std::is_same_v<Hash, typename Make::default_hash>) {
+    return &make_any_with<Make, Hash>;
+  } else {
+    return &make_any_runtime<Make, Hash>;
+  }
 }
 
 // make_any_from: a BuildLocator for a typed constructor that takes only the

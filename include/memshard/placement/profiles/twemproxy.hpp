@@ -42,21 +42,22 @@ inline constexpr std::string_view kUnsupportedNutcrackerHash =
 }  // namespace detail
 
 /// kNutcrackerHashes: the `hash:` names of nutcracker.yml, each building
-/// `Make::make<H>`: md5, one_at_a_time, crc32 (the 15-bit crc), crc32a (the
+/// `Make::make<H>` (typed for `Make::default_hash`, through RuntimeHash for the
+/// others): md5, one_at_a_time, crc32 (the 15-bit crc), crc32a (the
 /// full CRC-32), fnv1_32, fnv1a_32, fnv1_64, fnv1a_64, murmur. memshard's own
 /// "crc" and "default" mean something else here and are refused, as are
 /// crc16, hsieh and jenkins, which memshard does not implement.
 template <class Make>
 inline constexpr std::array<HashChoice, 14> kNutcrackerHashes = {{
-    {.name = Md5::name(), .build = &detail::make_any_with<Make, Md5>},
-    {.name = OneAtATime::name(), .build = &detail::make_any_with<Make, OneAtATime>},
-    {.name = "crc32", .note = "15-bit", .build = &detail::make_any_with<Make, LibmemcachedCrc>},
-    {.name = "crc32a", .build = &detail::make_any_with<Make, Crc32>},
-    {.name = Fnv1_32::name(), .build = &detail::make_any_with<Make, Fnv1_32>},
-    {.name = Fnv1a_32::name(), .build = &detail::make_any_with<Make, Fnv1a_32>},
-    {.name = Fnv1_64::name(), .build = &detail::make_any_with<Make, Fnv1_64>},
-    {.name = Fnv1a_64::name(), .build = &detail::make_any_with<Make, Fnv1a_64>},
-    {.name = Murmur::name(), .build = &detail::make_any_with<Make, Murmur>},
+    {.name = Md5::name(), .build = detail::vocabulary_build<Make, Md5>()},
+    {.name = OneAtATime::name(), .build = detail::vocabulary_build<Make, OneAtATime>()},
+    {.name = "crc32", .note = "15-bit", .build = detail::vocabulary_build<Make, LibmemcachedCrc>()},
+    {.name = "crc32a", .build = detail::vocabulary_build<Make, Crc32>()},
+    {.name = Fnv1_32::name(), .build = detail::vocabulary_build<Make, Fnv1_32>()},
+    {.name = Fnv1a_32::name(), .build = detail::vocabulary_build<Make, Fnv1a_32>()},
+    {.name = Fnv1_64::name(), .build = detail::vocabulary_build<Make, Fnv1_64>()},
+    {.name = Fnv1a_64::name(), .build = detail::vocabulary_build<Make, Fnv1a_64>()},
+    {.name = Murmur::name(), .build = detail::vocabulary_build<Make, Murmur>()},
     {.name = "crc", .refusal = detail::kNotANutcrackerHash},
     {.name = "default", .refusal = detail::kNotANutcrackerHash},
     {.name = "crc16", .refusal = detail::kUnsupportedNutcrackerHash},
@@ -116,7 +117,8 @@ inline constexpr std::size_t kTwemproxyMaxPointString = 85;
 /// in a HashTagLocator (make_locator's hash_tag option does). A server's name (`host:port:weight
 /// name` in nutcracker.yml) replaces its address in the point strings.
 template <Hasher Hash = Md5>
-[[nodiscard]] auto twemproxy_ketama(std::span<const Server> servers) -> KetamaLocator<Hash> {
+[[nodiscard]] auto twemproxy_ketama(std::span<const Server> servers, Hash hash = {})
+    -> KetamaLocator<Hash> {
   detail::require_whole_weights(servers, "twemproxy-ketama");
   detail::require_unique_twemproxy_names(servers, "twemproxy-ketama");
   validate_servers(servers);
@@ -134,14 +136,16 @@ template <Hasher Hash = Md5>
           twemproxy_name(servers[s]));
     }
   }
-  return KetamaLocator<Hash>(servers, options);
+  return KetamaLocator<Hash>(servers, options, hash);
 }
 
 namespace detail {
 struct MakeTwemproxyKetama {
+  using default_hash = Md5;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/) {
-    return twemproxy_ketama<Hash>(servers);
+  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/,
+                   Hash hash = {}) {
+    return twemproxy_ketama<Hash>(servers, hash);
   }
 };
 }  // namespace detail
@@ -160,7 +164,8 @@ inline constexpr ProfileInfo kTwemproxyKetamaProfile{
 /// repeated `weight` times, servers sorted by (length, bytes) of their
 /// twemproxy_name, and the key on slot `Hash(key) % total weight`.
 template <Hasher Hash = Md5>
-[[nodiscard]] auto twemproxy_modula(std::span<const Server> servers) -> ModuloLocator<Hash> {
+[[nodiscard]] auto twemproxy_modula(std::span<const Server> servers, Hash hash = {})
+    -> ModuloLocator<Hash> {
   detail::require_whole_weights(servers, "twemproxy-modula");
   detail::require_unique_twemproxy_names(servers, "twemproxy-modula");
   validate_servers(servers);
@@ -182,14 +187,16 @@ template <Hasher Hash = Md5>
     }
     buckets.insert(buckets.end(), static_cast<std::size_t>(servers[s].weight), s);
   }
-  return ModuloLocator<Hash>(servers, ModuloBuckets{std::move(buckets)});
+  return ModuloLocator<Hash>(servers, ModuloBuckets{std::move(buckets)}, hash);
 }
 
 namespace detail {
 struct MakeTwemproxyModula {
+  using default_hash = Md5;
   template <Hasher Hash>
-  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/) {
-    return twemproxy_modula<Hash>(servers);
+  static auto make(std::span<const Server> servers, const ProfileOptions& /*options*/,
+                   Hash hash = {}) {
+    return twemproxy_modula<Hash>(servers, hash);
   }
 };
 }  // namespace detail
