@@ -10,6 +10,11 @@
 // the skeleton every operation ends in (client/client_core.hpp) and the two
 // multi-get engines (wire/polled_multi_get.hpp,
 // wire/per_server_multi_get.hpp). docs/architecture.md has the picture.
+// This header declares the class; its members are defined in
+// client/detail/sharded_client_operations.hpp (the public calls) and
+// client/detail/sharded_client_internals.hpp (the private helpers), included at
+// its end, outside the class: so the compiled mode (client/detail/compiled_clients.hpp)
+// can declare a client `extern template` and compile none of it.
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -113,35 +118,12 @@ class ShardedClient {
   using Snapshot = FleetSnapshot<L>;
 
   /// Builds the locator with `factory`; reconfigure(servers) uses it again.
-  ShardedClient(std::vector<Server> servers, LocatorFactory factory, ClientOptions options = {})
-      : options_(checked(options)),
-        prefix_(options_.key_prefix, options_.prefix_hashing),
-        core_(options_) {
-    if (!factory) {
-      detail::throw_config_error("locator factory is empty", "ShardedClient");
-    }
-    check_policy();
-    validate(servers);
-    std::shared_ptr<const L> locator = factory(std::span<const Server>(servers));
-    check_locator(locator);
-    start(std::move(servers), std::move(locator), std::move(factory));
-  }
+  ShardedClient(std::vector<Server> servers, LocatorFactory factory, ClientOptions options = {});
 
   /// Uses `locator`, which must have been built for `servers` (in the same
   /// order). reconfigure() then needs the new locator too.
   ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
-                ClientOptions options = {})
-      : options_(checked(options)),
-        prefix_(options_.key_prefix, options_.prefix_hashing),
-        core_(options_) {
-    check_policy();
-    validate(servers);
-    if (!locator) {
-      detail::throw_config_error("locator is null", "ShardedClient");
-    }
-    check_locator(locator);
-    start(std::move(servers), std::move(locator), LocatorFactory());
-  }
+                ClientOptions options = {});
 
   /// Uses `locator` (by value), which must have been built for `servers`.
   /// reconfigure() then needs the new locator too: this client cannot know
@@ -157,11 +139,13 @@ class ShardedClient {
                       }),
                       options) {}
 
-  ShardedClient(ShardedClient&&) noexcept = default;
-  auto operator=(ShardedClient&&) noexcept -> ShardedClient& = default;
+  // Declared here and defaulted outside the class, so that they are not inline: the compiled
+  // mode then compiles them once, with the rest of the client.
+  ShardedClient(ShardedClient&&) noexcept;
+  auto operator=(ShardedClient&&) noexcept -> ShardedClient&;
+  ~ShardedClient();
   ShardedClient(const ShardedClient&) = delete;
   auto operator=(const ShardedClient&) -> ShardedClient& = delete;
-  ~ShardedClient() = default;
 
   /// clone: another client of this family, for another thread: the same
   /// fleet and options, with its own connections (opened on first use).
@@ -191,86 +175,14 @@ class ShardedClient {
   // ---- single-key operations ------------------------------------------------
 
   /// get: the item, an empty optional for a miss, or the failure.
-  auto get(std::string_view key) -> Result<std::optional<Item>> {
-    key = sent(key);
-    refresh();
-    core_.start_call();
-    if (snapshot_->migration &&
-        snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
-      if (is_valid_key(key)) {
-        core_.forget_avoid();
-        if (auto leased = window().strict_get(key, route_from(snapshot_->locate(key), key))) {
-          return std::move(*leased);
-        }
-      }
-    }
-    std::optional<Item> item;
-    Status status = run("get", key, {}, Access::kRead,
-                        [&](std::size_t server) { return fetch_one(server, key, item); });
-    if (!status.ok()) {
-      return Result<std::optional<Item>>(std::move(status));
-    }
-    detail::ServerHealth& health = core_.health(status.server());
-    (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
-    if (snapshot_->migration) [[unlikely]] {
-      window().after_get(key, status.server(), item);
-    }
-    return Result<std::optional<Item>>(std::move(item), std::move(status));
-  }
+  auto get(std::string_view key) -> Result<std::optional<Item>>;
 
   /// gat: get-and-touch: the item (an empty optional for a miss) with its
   /// expiry set to `expiry` in the same request (memcached's meta get with a
   /// T flag). Without meta commands (memcached before 1.6) or with SASL
   /// credentials, a touch and then a get. In a migration window, a moved key
   /// that misses on its new owner is moved there first, as touch() does.
-  auto gat(std::string_view key, Expiry expiry) -> Result<std::optional<Item>> {
-    key = sent(key);
-    std::optional<Item> item;
-    Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
-      item.reset();
-      return run("gat", key, {}, Access::kTouch, [&](std::size_t server) {
-        const auto ttl = static_cast<std::int32_t>(exptime(expiry));
-        if (!options_.sasl && meta_.supports_meta(server)) {
-          const detail::MetaDeadline until{std::chrono::nanoseconds(core_.call_deadline())};
-          detail::MetaStatus connected;
-          detail::MetaConnection& link = meta_.connection(server, until, connected);
-          detail::MetaOutcome answer =
-              connected.ok()
-                  ? link.get(key,
-                             {.value = true, .client_flags = true, .cas = true, .touch_ttl = ttl},
-                             until)
-                  : detail::MetaOutcome{connected, {}};
-          if (answer.status.code != detail::MetaErrc::kNoMetaSupport) {
-            if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue &&
-                answer.reply.win_sent) {
-              // Another reader's lease placeholder (a kStrict migration
-              // fills it): no value yet, so a miss.
-              return MEMCACHED_NOTFOUND;
-            }
-            if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue) {
-              item.emplace(Item{std::move(answer.reply.value),
-                                answer.reply.client_flags.value_or(0),
-                                answer.reply.cas.value_or(0)});
-            }
-            return detail::to_memcached_return(answer.status, answer.reply.kind);
-          }
-          meta_.mark_no_meta(server);  // memcached before 1.6: libmemcached from now on
-        }
-        memcached_return_t rc =
-            memcached_touch(native(server), key.data(), key.size(), static_cast<std::time_t>(ttl));
-        return memcached_success(rc) ? fetch_one(server, key, item) : rc;
-      });
-    });
-    if (status.code() == Errc::kNotFound) {  // a miss
-      status = Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());
-    }
-    if (!status.ok()) {
-      return Result<std::optional<Item>>(std::move(status));
-    }
-    detail::ServerHealth& health = core_.health(status.server());
-    (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
-    return Result<std::optional<Item>>(std::move(item), std::move(status));
-  }
+  auto gat(std::string_view key, Expiry expiry) -> Result<std::optional<Item>>;
 
   /// set: stores the value whatever is there. Without an expiry, the item
   /// gets ClientOptions::default_expiry (Expiry::never() says never).
@@ -300,26 +212,12 @@ class ShardedClient {
   /// cas: stores only if the item still has the cas unique `cas` (from get);
   /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
   auto cas(std::string_view key, std::string_view value, std::uint64_t cas,
-           std::optional<Expiry> expiry = {}, std::uint32_t flags = 0) -> Status {
-    key = sent(key);
-    const Expiry expires = options_.expiry_or_default(expiry);
-    return in_window(key, detail::WriteRule::kInvalidate, [&] {
-      return run("cas", key, value, Access::kWrite, [&](std::size_t server) {
-        return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
-                             exptime(expires), flags, cas);
-      });
-    });
-  }
+           std::optional<Expiry> expiry = {}, std::uint32_t flags = 0) -> Status;
 
   /// remove: deletes the key; Errc::kNotFound when it was not there. In a
   /// migration window a moved key is deleted on its old owner first, then on
   /// the new one (kNotFound only when neither had it).
-  auto remove(std::string_view key) -> Status {
-    key = sent(key);
-    refresh();
-    core_.start_call();
-    return remove_sent(key);
-  }
+  auto remove(std::string_view key) -> Status;
 
   /// incr: adds `delta` to a decimal value and answers the new value
   /// (wrapping at 2^64, as memcached does); Errc::kNotFound for a missing key,
@@ -338,20 +236,7 @@ class ShardedClient {
   /// When another client creates the key first, `delta` is added to its
   /// value instead.
   auto incr_with_initial(std::string_view key, std::uint32_t delta, std::uint64_t initial,
-                         std::optional<Expiry> expiry = {}) -> Result<std::uint64_t> {
-    Result<std::uint64_t> counted = incr(key, delta);
-    if (counted || counted.status().code() != Errc::kNotFound) {
-      return counted;
-    }
-    Status created = add(key, std::to_string(initial), expiry);
-    if (created.ok()) {
-      return Result<std::uint64_t>(initial, std::move(created));
-    }
-    if (created.code() == Errc::kNotStored) {  // another client created it meanwhile
-      return incr(key, delta);
-    }
-    return Result<std::uint64_t>(std::move(created));
-  }
+                         std::optional<Expiry> expiry = {}) -> Result<std::uint64_t>;
 
   /// get_or_load: cache-aside in one call. A hit answers the cached value.
   /// A miss calls `loader()` (whose answer converts to std::string), adds
@@ -372,18 +257,7 @@ class ShardedClient {
   requires std::invocable<Loader&> &&
       std::convertible_to<std::invoke_result_t<Loader&>, std::string>
   auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
-                   std::uint32_t flags = 0) -> Result<std::string> {
-    Result<std::optional<Item>> cached = get(key);
-    if (cached && *cached) {
-      return Result<std::string>(std::move((*cached)->value), cached.status());
-    }
-    std::string loaded = loader();
-    if (!cached) {
-      return Result<std::string>(std::move(loaded), cached.status());
-    }
-    Status stored = add(key, loaded, expiry, flags);
-    return Result<std::string>(std::move(loaded), std::move(stored));
-  }
+                   std::uint32_t flags = 0) -> Result<std::string>;
 
   /// get_or_load: the same with a loader that may say "do not cache this"
   /// (a row that does not exist, a value too volatile to cache): it answers
@@ -398,33 +272,10 @@ class ShardedClient {
   template <class Loader>
   requires std::invocable<Loader&> && detail::kOptionalText<std::invoke_result_t<Loader&>>
   auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
-                   std::uint32_t flags = 0) -> Result<std::optional<std::string>> {
-    using Answer = Result<std::optional<std::string>>;
-    Result<std::optional<Item>> cached = get(key);
-    if (cached && *cached) {
-      return Answer(std::optional<std::string>(std::move((*cached)->value)), cached.status());
-    }
-    auto loaded = loader();
-    if (!loaded) {
-      return Answer(std::optional<std::string>(), cached.status());
-    }
-    std::optional<std::string> value(std::in_place, std::move(*loaded));
-    if (!cached) {
-      return Answer(std::move(value), cached.status());
-    }
-    Status stored = add(key, *value, expiry, flags);
-    return Answer(std::move(value), std::move(stored));
-  }
+                   std::uint32_t flags = 0) -> Result<std::optional<std::string>>;
 
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
-  auto touch(std::string_view key, Expiry expiry) -> Status {
-    key = sent(key);
-    return in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
-      return run("touch", key, {}, Access::kTouch, [&](std::size_t server) {
-        return memcached_touch(native(server), key.data(), key.size(), exptime(expiry));
-      });
-    });
-  }
+  auto touch(std::string_view key, Expiry expiry) -> Status;
 
   // ---- typed calls (a codec: codecs/) -------------------------------------
 
@@ -438,70 +289,23 @@ class ShardedClient {
   ///   auto rows = client.get_value(md5_of_sql, php);
   ///   if (rows.ok() && *rows) render((*rows)->as_list());
   template <Codec C>
-  auto get_value(std::string_view key, const C& codec) -> Result<std::optional<Value>> {
-    Result<std::optional<Item>> read = get(key);
-    if (!read.ok()) {
-      return Result<std::optional<Value>>(read.status());
-    }
-    if (!read.value()) {
-      return Result<std::optional<Value>>(std::nullopt, read.status());
-    }
-    const Item& item = *read.value();
-    CodecResult<Value> decoded = codec.decode(item.value, item.flags);
-    if (!decoded.ok()) {
-      return Result<std::optional<Value>>(
-          codec_failure("get_value", read.status().server(), decoded.error()));
-    }
-    return Result<std::optional<Value>>(std::move(decoded).value(), read.status());
-  }
+  auto get_value(std::string_view key, const C& codec) -> Result<std::optional<Value>>;
 
   /// set_value: stores `value` as `codec` encodes it (its flags and bytes);
   /// Errc::kCodecError, with nothing sent, when the codec has no form for it.
   template <Codec C>
   auto set_value(std::string_view key, const Value& value, const C& codec,
-                 std::optional<Expiry> expiry = {}) -> Status {
-    CodecResult<Encoded> encoded = codec.encode(value);
-    if (!encoded.ok()) {
-      return codec_failure("set_value", Status::kNoServer, encoded.error());
-    }
-    return set(key, encoded->bytes, expiry, encoded->flags);
-  }
+                 std::optional<Expiry> expiry = {}) -> Status;
 
   /// add_value: add() of `value` as `codec` encodes it.
   template <Codec C>
   auto add_value(std::string_view key, const Value& value, const C& codec,
-                 std::optional<Expiry> expiry = {}) -> Status {
-    CodecResult<Encoded> encoded = codec.encode(value);
-    if (!encoded.ok()) {
-      return codec_failure("add_value", Status::kNoServer, encoded.error());
-    }
-    return add(key, encoded->bytes, expiry, encoded->flags);
-  }
+                 std::optional<Expiry> expiry = {}) -> Status;
 
   /// get_values: get_multi with every hit decoded by `codec`; a key whose
   /// item the codec cannot decode fails alone, with Errc::kCodecError.
   template <KeyRange Keys, Codec C>
-  auto get_values(const Keys& keys, const C& codec) -> MultiValueResult {
-    MultiValueResult out;
-    out.values.resize(std::ranges::size(keys));
-    out.statuses.resize(std::ranges::size(keys));
-    visit_multi(
-        keys,
-        [&](std::size_t index, const ItemView& item) {
-          CodecResult<Value> decoded = codec.decode(item.value, item.flags);
-          if (decoded.ok()) {
-            out.values[index].emplace(std::move(decoded).value());
-          } else {
-            out.values[index].reset();
-            out.statuses[index] = codec_failure("get_values", Status::kNoServer, decoded.error());
-          }
-        },
-        [&out](std::size_t index, const Status& status) {
-          out.statuses[index] = status;
-          out.values[index].reset();
-        });
-    return out;
-  }
+  auto get_values(const Keys& keys, const C& codec) -> MultiValueResult;
 
   /// get_values for a list of keys: `client.get_values({"a", "b"}, codec)`.
   template <Codec C>
@@ -521,27 +325,7 @@ class ShardedClient {
   /// are read (MultiGetMode). `keys` is any sized range of string-like keys
   /// (a std::vector<std::string>, a span of string_views, ...).
   template <KeyRange Keys>
-  auto get_multi(const Keys& keys) -> MultiGetResult {
-    MultiGetResult out;
-    out.items.resize(std::ranges::size(keys));
-    out.statuses.resize(std::ranges::size(keys));
-    visit_multi(
-        keys,
-        [&out](std::size_t index, const ItemView& item) {
-          std::optional<Item>& slot = out.items[index];
-          if (!slot) {
-            slot.emplace();
-          }
-          slot->value.assign(item.value);
-          slot->flags = item.flags;
-          slot->cas = item.cas;
-        },
-        [&out](std::size_t index, const Status& status) {
-          out.statuses[index] = status;
-          out.items[index].reset();
-        });
-    return out;
-  }
+  auto get_multi(const Keys& keys) -> MultiGetResult;
 
   /// get_multi for a list of keys: `client.get_multi({"a", "b"})`.
   auto get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult {
@@ -625,11 +409,7 @@ class ShardedClient {
     return view()->locate(prefix_.sent_key(key, buffer));
   }
   /// server_for: the key's server while every server is healthy.
-  [[nodiscard]] auto server_for(std::string_view key) const -> Server {
-    const std::shared_ptr<const Snapshot> now = view();
-    std::string buffer;
-    return now->members.servers[now->locate(prefix_.sent_key(key, buffer))];
-  }
+  [[nodiscard]] auto server_for(std::string_view key) const -> Server;
   /// servers: the current server list.
   [[nodiscard]] auto servers() const -> std::vector<Server> { return view()->servers(); }
   /// locator: the current locator.
@@ -639,15 +419,7 @@ class ShardedClient {
 
   /// stats: every server's counters and state, in server order (in a
   /// migration window: the new servers, then the retiring ones).
-  [[nodiscard]] auto stats() const -> std::vector<ServerStats> {
-    const std::shared_ptr<const Snapshot> now = view();
-    std::vector<ServerStats> out;
-    out.reserve(now->members.size());
-    for (std::size_t s = 0; s < now->members.size(); ++s) {
-      out.push_back(now->members.health[s]->stats(now->members.servers[s]));
-    }
-    return out;
-  }
+  [[nodiscard]] auto stats() const -> std::vector<ServerStats>;
 
   // ---- membership -----------------------------------------------------------
 
@@ -656,53 +428,17 @@ class ShardedClient {
   /// journal remembers, so that a server held out after its journal
   /// overflowed (JournalOverflow::kHold) serves again at once. For operators.
   /// Errc::kInvalidArgument for an index out of range.
-  auto flush_server(std::size_t index) -> Status {
-    refresh();
-    if (index >= snapshot_->placed) {
-      return Status(Errc::kInvalidArgument, MEMCACHED_INVALID_ARGUMENTS, Status::kNoServer,
-                    "flush_server: no server " + std::to_string(index) + " (" +
-                        std::to_string(snapshot_->placed) + " servers)");
-    }
-    core_.start_call();
-    memcached_return_t rc = MEMCACHED_SUCCESS;
-    {
-      memcached_st* memc = native(index);
-      const detail::WatchedCall watched =
-          core_.watch(memc, detail::steady_now_ns(), core_.call_deadline());
-      rc = memcached_flush(memc, 0);
-    }
-    Status status = core_.finish(detail::Route{index, false, Status()}, rc, "flush");
-    if (status.ok()) {
-      core_.health(index).journal.settle(true);
-    }
-    return status;
-  }
+  auto flush_server(std::size_t index) -> Status;
 
   /// reconfigure: moves the whole family to a new server list, building its
   /// locator with the factory. Servers that stay keep their connections,
   /// health and counters. Throws ConfigError (no factory, invalid list) and
   /// leaves the fleet as it was.
-  void reconfigure(std::vector<Server> servers) {
-    if (!fleet_->has_factory()) {
-      detail::throw_config_error("reconfigure needs a locator factory",
-                                 "construct the client with one, or pass the new locator");
-    }
-    validate(servers);
-    std::shared_ptr<const L> locator = fleet_->build(servers);
-    check_locator(locator);
-    announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
-  }
+  void reconfigure(std::vector<Server> servers);
 
   /// reconfigure: moves the whole family to `servers` with a locator built
   /// for them.
-  void reconfigure(std::vector<Server> servers, std::shared_ptr<const L> locator) {
-    validate(servers);
-    if (!locator) {
-      detail::throw_config_error("locator is null", "reconfigure");
-    }
-    check_locator(locator);
-    announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
-  }
+  void reconfigure(std::vector<Server> servers, std::shared_ptr<const L> locator);
 
   // ---- live migration -------------------------------------------------------
 
@@ -714,29 +450,13 @@ class ShardedClient {
   /// old copy. docs/migration.md has the rules. Throws ConfigError (no
   /// factory, an invalid list or options, a migration already running) and
   /// changes nothing.
-  void begin_migration(std::vector<Server> servers, MigrationOptions options = {}) {
-    if (!fleet_->has_factory()) {
-      detail::throw_config_error("begin_migration needs a locator factory",
-                                 "construct the client with one, or pass the new locator");
-    }
-    validate(servers);
-    std::shared_ptr<const L> locator = fleet_->build(servers);
-    check_locator(locator);
-    start_migration(std::move(servers), std::move(locator), options);
-  }
+  void begin_migration(std::vector<Server> servers, MigrationOptions options = {});
 
   /// begin_migration: the same to `servers` placed by `locator` (built for
   /// them): any placement, such as modulo to ketama or one client's ring to
   /// another's, with a locator type that can hold both (AnyLocator).
   void begin_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
-                       MigrationOptions options = {}) {
-    validate(servers);
-    if (!locator) {
-      detail::throw_config_error("locator is null", "begin_migration");
-    }
-    check_locator(locator);
-    start_migration(std::move(servers), std::move(locator), options);
-  }
+                       MigrationOptions options = {});
 
   /// begin_migration: the same with the new locator by value.
   void begin_migration(std::vector<Server> servers, L locator, MigrationOptions options = {}) {
@@ -770,19 +490,7 @@ class ShardedClient {
   /// the old owner's copy with its flags and exact remaining TTL, added,
   /// validated and, by the move rule, deleted from the old owner. The
   /// warmer's step; also for keys an application knows are hot.
-  auto migrate_key(std::string_view key) -> KeyMigration {
-    key = sent(key);
-    refresh();
-    core_.start_call();
-    if (!snapshot_->migration) {
-      return KeyMigration::kNoMigration;
-    }
-    if (!is_valid_key(key)) {
-      return KeyMigration::kInvalidKey;
-    }
-    core_.forget_avoid();
-    return window().migrate_key(key, route_from(snapshot_->locate(key), key));
-  }
+  auto migrate_key(std::string_view key) -> KeyMigration;
 
   /// migration_stats: the running migration's counters, summed over the
   /// family; once it ended (commit or abort), the last window's counters
@@ -810,14 +518,7 @@ class ShardedClient {
     return options;
   }
 
-  void check_policy() const {
-    if constexpr (!FailoverLocator<L>) {
-      if (options_.failure_policy == FailurePolicy::kFailover) {
-        detail::throw_config_error("failover needs a locator with locate_avoiding()",
-                                   "FailurePolicy::kFailover");
-      }
-    }
-  }
+  void check_policy() const;
 
   // What every server list must pass before it is published.
   static void validate(std::span<const Server> servers) {
@@ -825,80 +526,28 @@ class ShardedClient {
     detail::validate_wire_servers(servers);
   }
 
-  void check_locator(const std::shared_ptr<const L>& locator) const {
-    if (!locator) {
-      detail::throw_config_error("locator factory returned no locator", "ShardedClient");
-    }
-    if (options_.failure_policy == FailurePolicy::kFailover && !can_fail_over(*locator)) {
-      detail::throw_config_error(
-          "failover needs a locator that can place keys around ejected "
-          "servers (this one wraps a locator without locate_avoiding())",
-          "FailurePolicy::kFailover");
-    }
-  }
+  void check_locator(const std::shared_ptr<const L>& locator) const;
 
-  void start(std::vector<Server> servers, std::shared_ptr<const L> locator,
-             LocatorFactory factory) {
-    fleet_ = std::make_shared<Fleet<L>>(std::move(servers), std::move(locator), std::move(factory),
-                                        prefix_.placement_skip());
-    adopt(fleet_->current());
-  }
+  void start(std::vector<Server> servers, std::shared_ptr<const L> locator, LocatorFactory factory);
 
   // Moves this client to the fleet's newest snapshot, if another client of the
   // family published one: one atomic load when nothing changed.
-  void refresh() {
-    if (fleet_->generation() != generation_) [[unlikely]] {
-      adopt(fleet_->current());
-    }
-  }
+  void refresh();
 
-  void adopt(std::shared_ptr<const Snapshot> next) {
-    core_.bind(next->members);  // the old snapshot stays alive until this returns
-    meta_.bind(next->members);
-    snapshot_ = std::move(next);
-    locator_ = snapshot_->locator.get();
-    generation_ = snapshot_->generation;
-  }
+  void adopt(std::shared_ptr<const Snapshot> next);
 
   // The fleet's newest snapshot, without moving this client to it.
   // codec_failure: a typed call's Errc::kCodecError, with the server (when
   // the item came from one) and what the codec found.
   [[nodiscard]] auto codec_failure(std::string_view operation, std::size_t server,
-                                   const CodecError& error) const -> Status {
-    std::string text(operation);
-    const std::shared_ptr<const Snapshot> now = view();
-    if (server < now->members.servers.size()) {
-      text.append(" on ").append(now->members.servers[server].endpoint());
-    }
-    text.append(": ").append(to_string(error.code())).append(": ").append(error.message());
-    return Status(Errc::kCodecError, MEMCACHED_SUCCESS, server, std::move(text));
-  }
+                                   const CodecError& error) const -> Status;
 
-  [[nodiscard]] auto view() const noexcept -> std::shared_ptr<const Snapshot> {
-    if (fleet_->generation() == generation_) {
-      return snapshot_;
-    }
-    return fleet_->current();
-  }
+  [[nodiscard]] auto view() const noexcept -> std::shared_ptr<const Snapshot>;
 
   // Where a key goes now: its own server, a probe of it, its failover server,
   // or nowhere.
   auto route_from(std::size_t primary, std::string_view key, std::int64_t deadline = 0)
-      -> detail::Route {
-    return core_.route(
-        primary, FailoverLocator<L>,
-        [this, key, primary](std::span<const std::uint8_t> avoid) -> std::size_t {
-          if constexpr (FailoverLocator<L>) {
-            (void)primary;
-            return locator_->locate_avoiding(snapshot_->placement_key(key),
-                                             avoid.first(snapshot_->placed));
-          } else {
-            (void)avoid;
-            return primary;
-          }
-        },
-        deadline);
-  }
+      -> detail::Route;
 
   // The skeleton of every single-key operation: check, route, call, finish.
   // `call(server)` sends the request on that server's handle and answers
@@ -906,56 +555,11 @@ class ShardedClient {
   // there (fleet/recovery_journal.hpp).
   template <class Call>
   auto run(std::string_view operation, std::string_view key, std::string_view value, Access access,
-           Call&& call) -> Status {
-    if (auto refused = core_.check(key, value)) {
-      return std::move(*refused);
-    }
-    refresh();
-    core_.forget_avoid();
-    const std::size_t primary = snapshot_->locate(key);
-    if (core_.expired()) [[unlikely]] {
-      return core_.unsent(primary);  // an earlier step of the call took its budget
-    }
-    detail::Route route = route_from(primary, key);
-    if (!route.status.ok()) {
-      if (access == Access::kWrite) {
-        core_.remember(primary, key);
-      }
-      return std::move(route.status);
-    }
-    redirected_ = route.server != primary;
-    // Held to the call's deadline whatever the server does (a reply that
-    // trickles in included): wire/deadline_watch.hpp.
-    memcached_return_t rc = MEMCACHED_SUCCESS;
-    bool late = false;
-    {
-      detail::WatchedCall watched = core_.watch_call(native(route.server));
-      rc = call(route.server);
-      watched.end();
-      late = rc == MEMCACHED_TIMEOUT && watched.passed();
-    }
-    Status status = late ? core_.finish(route, rc, operation, core_.deadline_cause())
-                         : core_.finish(route, rc, operation);
-    if (access == Access::kWrite) {
-      if (redirected_) {
-        core_.remember(primary, key, route.server);
-      }
-      if (is_server_failure(status.code())) {
-        core_.remember(route.server, key);
-      }
-    }
-    return status;
-  }
+           Call&& call) -> Status;
 
   // The exptime a store sends: `expiry`, capped at failover_ttl on a failover
   // server.
-  [[nodiscard]] auto exptime(Expiry expiry) const noexcept -> std::time_t {
-    if (!redirected_) [[likely]] {
-      return expiry.wire_value();
-    }
-    return detail::capped_exptime(expiry.wire_value(), options_.failover_ttl.count(),
-                                  static_cast<std::int64_t>(std::time(nullptr)));
-  }
+  [[nodiscard]] auto exptime(Expiry expiry) const noexcept -> std::time_t;
 
   void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
                        const MigrationOptions& options) {
@@ -963,44 +567,14 @@ class ShardedClient {
              [&] { fleet_->begin_migration(std::move(servers), std::move(locator), options); });
   }
 
-  auto end_migration(bool commit) -> bool {
-    bool ended = false;
-    announce(commit ? "commit_migration" : "abort_migration",
-             [&] { ended = fleet_->end_migration(commit); });
-    return ended;
-  }
+  auto end_migration(bool commit) -> bool;
 
   // Runs `change` (which publishes a new snapshot, or throws and changes
   // nothing), moves this client to the new snapshot and tells the observer
   // of every server that `what` added or removed (compared by host and port
   // with the snapshot before it).
   template <class Change>
-  void announce(std::string_view what, Change&& change) {
-    if (!options_.on_server_event) {
-      change();
-      refresh();
-      return;
-    }
-    const std::shared_ptr<const Snapshot> before = fleet_->current();
-    change();
-    refresh();
-    const auto missing = [](const std::vector<Server>& from, const std::vector<Server>& in,
-                            auto&& report) {
-      for (const Server& server : from) {
-        if (std::none_of(in.begin(), in.end(), [&](const Server& other) {
-              return other.host == server.host && other.port == server.port;
-            })) {
-          report(server);
-        }
-      }
-    };
-    const std::vector<Server>& old_members = before->members.servers;
-    const std::vector<Server>& new_members = snapshot_->members.servers;
-    missing(new_members, old_members,
-            [&](const Server& server) { core_.notify(ServerEventKind::kAdded, server, what); });
-    missing(old_members, new_members,
-            [&](const Server& server) { core_.notify(ServerEventKind::kRemoved, server, what); });
-  }
+  void announce(std::string_view what, Change&& change);
 
   // The migration window of the current snapshot (which has a migration).
   [[nodiscard]] auto window() noexcept -> detail::MigrationWindow<L> {
@@ -1010,14 +584,7 @@ class ShardedClient {
   // Runs the write `call()` on `key`; in a migration window, applies `rule`
   // to the key's old copy.
   template <class Call>
-  auto in_window(std::string_view key, detail::WriteRule rule, Call&& call) -> Status {
-    refresh();
-    core_.start_call();
-    if (!snapshot_->migration) [[likely]] {
-      return call();
-    }
-    return window().write(key, rule, call);
-  }
+  auto in_window(std::string_view key, detail::WriteRule rule, Call&& call) -> Status;
 
   // The key as it goes on the wire (with the key prefix), valid until the
   // next call of sent().
@@ -1029,73 +596,19 @@ class ShardedClient {
 
   // visit_multi on sent keys.
   template <class OnHit, class OnFailure>
-  void visit_sent(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure) {
-    refresh();
-    core_.start_call();
-    if (snapshot_->migration) [[unlikely]] {
-      const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
-      migrated_.run(
-          keys, *pinned, core_, meta_, plan_, per_server_,
-          [this](std::span<const std::string_view> all, auto& hit, auto& failure) {
-            this->visit_placed(all, hit, failure);
-          },
-          [this] { abandon(false); }, on_hit, on_failure);
-      return;
-    }
-    visit_placed(keys, on_hit, on_failure);
-  }
+  void visit_sent(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure);
 
   // The keys of a multi-key call as sent keys: `keys` itself when it is a
   // contiguous range of string_views and there is no prefix, else views
   // into key_views_ (and the prefixed keys in sent_keys_), valid until the
   // next call of sent_keys().
   template <KeyRange Keys>
-  auto sent_keys(const Keys& keys) -> std::span<const std::string_view> {
-    if constexpr (std::ranges::contiguous_range<Keys> &&
-                  std::same_as<std::ranges::range_value_t<Keys>, std::string_view>) {
-      if (prefix_.empty()) {
-        return std::span<const std::string_view>(std::ranges::data(keys), std::ranges::size(keys));
-      }
-    }
-    key_views_.clear();
-    key_views_.reserve(std::ranges::size(keys));
-    if (prefix_.empty()) {
-      for (auto&& key : keys) {
-        key_views_.emplace_back(std::string_view(key));
-      }
-      return key_views_;
-    }
-    // The prefixed keys one after another, in a buffer reserved first so
-    // that the views stay valid.
-    std::size_t total = 0;
-    for (auto&& key : keys) {
-      total += prefix_.text().size() + std::string_view(key).size();
-    }
-    sent_keys_.clear();
-    sent_keys_.reserve(total);
-    for (auto&& key : keys) {
-      const std::size_t at = sent_keys_.size();
-      sent_keys_.append(prefix_.text());
-      sent_keys_.append(std::string_view(key));
-      key_views_.emplace_back(sent_keys_.data() + at, sent_keys_.size() - at);
-    }
-    return key_views_;
-  }
+  auto sent_keys(const Keys& keys) -> std::span<const std::string_view>;
 
   // A batch of key and value pairs: the keys as sent keys, then write_keys.
   template <KeyValueRange Items>
   auto write_pairs(detail::WriteKind kind, const Items& items, Expiry expiry, std::uint32_t flags)
-      -> MultiWriteResult {
-    pair_keys_.clear();
-    pair_values_.clear();
-    pair_keys_.reserve(std::ranges::size(items));
-    pair_values_.reserve(std::ranges::size(items));
-    for (auto&& item : items) {
-      pair_keys_.emplace_back(std::string_view(item.first));
-      pair_values_.emplace_back(std::string_view(item.second));
-    }
-    return write_keys(kind, sent_keys(pair_keys_), pair_values_, expiry, flags);
-  }
+      -> MultiWriteResult;
 
   // The batch writes: every sent key of `keys` (with `values[i]`, for set
   // and add) routed, grouped by server, and each group written in one
@@ -1103,362 +616,46 @@ class ShardedClient {
   // protocol cannot go.
   auto write_keys(detail::WriteKind kind, std::span<const std::string_view> keys,
                   std::span<const std::string_view> values, Expiry expiry, std::uint32_t flags)
-      -> MultiWriteResult {
-    MultiWriteResult out;
-    out.statuses.resize(keys.size());
-    const auto value_at = [&](std::size_t i) {
-      return values.empty() ? std::string_view() : values[i];
-    };
-    refresh();
-    core_.start_call();
-    if (snapshot_->migration) [[unlikely]] {
-      // Each key by the window's rules (docs/migration.md), all by the
-      // batch's one deadline: a key not sent by then times out unsent.
-      (void)core_.call_deadline();
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        out.statuses[i] = kind == detail::WriteKind::kDelete
-                              ? remove_sent(keys[i])
-                              : window().write(keys[i], write_rule(kind), [&] {
-                                  return write_one(kind, keys[i], value_at(i), expiry, flags);
-                                });
-      }
-      return out;
-    }
-    const bool keyed =
-        kind != detail::WriteKind::kTouch;  // a write its server misses is remembered
-    const std::size_t members = snapshot_->members.size();
-    groups_.resize(members);
-    for (std::vector<detail::WriteItem>& group : groups_) {
-      group.clear();
-    }
-    group_routes_.assign(members, detail::Route{});
-    primaries_.resize(keys.size());
-    core_.forget_avoid();
-    const auto unix_now = static_cast<std::int64_t>(std::time(nullptr));
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const std::string_view value = value_at(i);
-      if (auto refused = core_.check(keys[i], value)) {
-        out.statuses[i] = std::move(*refused);
-        continue;
-      }
-      const std::size_t primary = snapshot_->locate(keys[i]);
-      primaries_[i] = primary;
-      detail::Route route;
-      if (!groups_[primary].empty() && group_routes_[primary].server == primary) {
-        route = detail::Route{primary, false, Status()};  // a server probed here takes all its keys
-      } else {
-        route = route_from(primary, keys[i]);
-      }
-      if (!route.status.ok()) {
-        if (keyed) {
-          core_.remember(primary, keys[i]);
-        }
-        out.statuses[i] = std::move(route.status);
-        continue;
-      }
-      std::vector<detail::WriteItem>& group = groups_[route.server];
-      if (group.empty()) {
-        group_routes_[route.server] = route;
-      }
-      const std::time_t wire =
-          route.server == primary ? expiry.wire_value()
-                                  : detail::capped_exptime(expiry.wire_value(),
-                                                           options_.failover_ttl.count(), unix_now);
-      group.push_back(detail::WriteItem{keys[i], value, static_cast<std::int32_t>(wire), flags, i});
-    }
-    const std::string_view name = detail::operation_name(kind);
-    for (std::size_t s = 0; s < members; ++s) {
-      const std::vector<detail::WriteItem>& group = groups_[s];
-      if (group.empty()) {
-        continue;
-      }
-      detail::Route route = group_routes_[s];
-      auto outcome = detail::MultiWriter::Outcome::kNoMeta;
-      if (!options_.sasl && meta_.supports_meta(s)) {
-        const detail::MetaDeadline until{std::chrono::nanoseconds(core_.call_deadline())};
-        outcome = writer_.write(meta_, s, kind, group, until, codes_, cause_);
-      }
-      const bool written = outcome != detail::MultiWriter::Outcome::kNoMeta;
-      if (outcome == detail::MultiWriter::Outcome::kFailed) {
-        // The server or its connection failed: once in its health, for every key.
-        const Status failed = core_.finish(route, codes_.front(), name, cause_, false);
-        for (const detail::WriteItem& item : group) {
-          out.statuses[item.index] = failed;
-        }
-      } else {
-        for (std::size_t j = 0; j < group.size(); ++j) {
-          const detail::WriteItem& item = group[j];
-          if (written) {
-            out.statuses[item.index] = core_.finish(route, codes_[j], name, {}, false);
-          } else {
-            memcached_st* memc = native(s);
-            memcached_return_t rc = MEMCACHED_SUCCESS;
-            {
-              const detail::WatchedCall watched =
-                  core_.watch(memc, detail::steady_now_ns(), core_.call_deadline());
-              rc = write_on(memc, kind, item.key, item.value, item.exptime, item.flags);
-            }
-            out.statuses[item.index] = core_.finish(route, rc, name);
-          }
-          route.probe = false;  // a probe is settled by the server's first answer
-        }
-      }
-      if (keyed) {
-        for (const detail::WriteItem& item : group) {
-          if (s != primaries_[item.index]) {
-            core_.remember(primaries_[item.index], item.key, s);
-          }
-          if (is_server_failure(out.statuses[item.index].code())) {
-            core_.remember(s, item.key);
-          }
-        }
-      }
-    }
-    return out;
-  }
+      -> MultiWriteResult;
 
   // remove() of a sent key, in the call already started.
-  auto remove_sent(std::string_view key) -> Status {
-    const auto call = [&] {
-      return run("delete", key, {}, Access::kWrite,
-                 [&](std::size_t server) { return detail::delete_key(native(server), key); });
-    };
-    if (snapshot_->migration) [[unlikely]] {
-      return window().remove(key, call);
-    }
-    return call();
-  }
+  auto remove_sent(std::string_view key) -> Status;
 
   // One key of a batch written alone, as the single-key call would.
   auto write_one(detail::WriteKind kind, std::string_view key, std::string_view value,
-                 Expiry expiry, std::uint32_t flags) -> Status {
-    const Access access = kind == detail::WriteKind::kTouch ? Access::kTouch : Access::kWrite;
-    return run(detail::operation_name(kind), key, value, access, [&](std::size_t server) {
-      return write_on(native(server), kind, key, value, exptime(expiry), flags);
-    });
-  }
+                 Expiry expiry, std::uint32_t flags) -> Status;
 
   // The libmemcached call of one batch write.
   static auto write_on(memcached_st* memc, detail::WriteKind kind, std::string_view key,
                        std::string_view value, std::time_t exptime, std::uint32_t flags)
-      -> memcached_return_t {
-    switch (kind) {
-      case detail::WriteKind::kSet:
-        return memcached_set(memc, key.data(), key.size(), value.data(), value.size(), exptime,
-                             flags);
-      case detail::WriteKind::kAdd: {
-        const memcached_return_t rc =
-            memcached_add(memc, key.data(), key.size(), value.data(), value.size(), exptime, flags);
-        return rc == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED
-                                           : rc;  // the binary protocol's word
-      }
-      case detail::WriteKind::kDelete:
-        return detail::delete_key(memc, key);
-      case detail::WriteKind::kTouch:
-        return memcached_touch(memc, key.data(), key.size(), exptime);
-    }
-    return MEMCACHED_INVALID_ARGUMENTS;
-  }
+      -> memcached_return_t;
 
   // The migration rule of a batch write's kind (as its single-key call's).
-  static auto write_rule(detail::WriteKind kind) noexcept -> detail::WriteRule {
-    switch (kind) {
-      case detail::WriteKind::kSet:
-      case detail::WriteKind::kDelete:
-        return detail::WriteRule::kInvalidate;
-      case detail::WriteKind::kAdd:
-        return detail::WriteRule::kMoveFirst;
-      case detail::WriteKind::kTouch:
-        return detail::WriteRule::kMoveOnMiss;
-    }
-    return detail::WriteRule::kInvalidate;
-  }
+  static auto write_rule(detail::WriteKind kind) noexcept -> detail::WriteRule;
 
   // The multi-get of the placement: every key to its own server (or its
   // failover), one fan-out.
   template <class OnHit, class OnFailure>
-  void visit_placed(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure) {
-    detail::BatchPlan& plan = plan_;
-    plan.reset(keys.size(), snapshot_->members.size());
-    core_.forget_avoid();
-    bool polled = false;
-    try {
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (auto refused = core_.check(keys[i])) {
-          on_failure(i, *refused);
-          continue;
-        }
-        plan.valid_keys.push_back(snapshot_->placement_key(keys[i]));
-        plan.valid_index.push_back(i);
-      }
-      // Every valid key's own server, all at once where the locator can.
-      plan.primaries.resize(plan.valid_keys.size());
-      if constexpr (BatchLocator<L>) {
-        locator_->locate_many(plan.valid_keys, plan.primaries);
-      } else {
-        for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
-          plan.primaries[v] = locator_->locate(plan.valid_keys[v]);
-        }
-      }
-      for (std::size_t v = 0; v < plan.valid_keys.size(); ++v) {
-        const std::size_t primary = plan.primaries[v];
-        const std::size_t i = plan.valid_index[v];
-        if (plan.probing(primary)) {  // a server probed in this call takes all its keys
-          plan.assign(i, detail::Route{primary, false, Status()});
-          continue;
-        }
-        detail::Route route = route_from(primary, keys[i]);
-        if (!route.status.ok()) {
-          on_failure(i, route.status);
-          continue;
-        }
-        plan.assign(i, route);
-      }
-      if (plan.used.empty()) {
-        return;
-      }
-      // Send every server its request, then read the answers, all within one
-      // deadline: hung servers cost one timeout in all, not one each.
-      // (The deadline started already if routing had to clean a server.)
-      const std::int64_t deadline = core_.call_deadline();
-      polled = options_.multi_get == MultiGetMode::kPolled &&
-               plan.used.size() <= detail::kMaxPolledServers;
-      if (polled) {
-        polled_.run(keys, plan, deadline, core_, per_server_, on_hit, on_failure);
-      } else {
-        per_server_.run(keys, plan, deadline, core_, on_hit, on_failure);
-      }
-    } catch (...) {
-      abandon(polled);
-      throw;
-    }
-  }
+  void visit_placed(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure);
 
   // A multi-get that threw: close the connections that may hold unread
   // replies or shortened waits, and give this call's probe leases back.
-  void abandon(bool polled) noexcept {
-    detail::BatchPlan& plan = plan_;
-    if (polled) {
-      core_.pool().drop_fan();
-    }
-    for (std::size_t s = 0; s < plan.routed.size(); ++s) {
-      if (plan.wired[s] != 0) {
-        core_.pool().drop(s);
-      }
-      if (plan.routed[s] != 0 && plan.settled[s] == 0 && plan.routes[s].probe) {
-        detail::HealthPolicy::release_probe(core_.health(s));
-      }
-    }
-  }
+  void abandon(bool polled) noexcept;
 
   // Reads `key` on `server`'s handle into `item` (left empty for a miss).
   auto fetch_one(std::size_t server, std::string_view key, std::optional<Item>& item)
-      -> memcached_return_t {
-    detail::MemcachedHandle& connection = core_.pool().handle(server);
-    const char* keys[] = {key.data()};
-    const std::size_t lengths[] = {key.size()};
-    memcached_return_t rc = memcached_mget(connection.native_handle(), keys, lengths, 1);
-    if (memcached_success(rc)) {
-      // One value at most, for this key: anything else (a key not asked
-      // for, a second value read past END) is a reply to some other
-      // request, and none of it is returned.
-      bool stray = false;
-      rc = detail::ConnectionPool::fetch_all(
-          connection, [&](std::string_view found_key, const memcached_result_st& found) {
-            if (found_key != key || item) {
-              stray = true;
-              return;
-            }
-            fill(item, found);
-          });
-      if (stray) {
-        rc = detail::kStrayReply;
-      }
-    }
-    return rc;
-  }
+      -> memcached_return_t;
 
   // Copies one fetched result into `item`.
-  static void fill(std::optional<Item>& item, const memcached_result_st& result) {
-    if (!item) {
-      item.emplace();
-    }
-    item->value.assign(memcached_result_value(&result), memcached_result_length(&result));
-    item->flags = memcached_result_flags(&result);
-    item->cas = memcached_result_cas(&result);
-  }
+  static void fill(std::optional<Item>& item, const memcached_result_st& result);
 
   auto store(Store kind, std::string_view key, std::string_view value, Expiry expiry,
-             std::uint32_t flags) -> Status {
-    key = sent(key);
-    static constexpr std::string_view kNames[] = {"set", "add", "replace", "append", "prepend"};
-    const detail::WriteRule rule = kind == Store::kSet   ? detail::WriteRule::kInvalidate
-                                   : kind == Store::kAdd ? detail::WriteRule::kMoveFirst
-                                                         : detail::WriteRule::kMoveOnMiss;
-    return in_window(key, rule, [&] {
-      return store_once(kind, kNames[static_cast<std::size_t>(kind)], key, value, expiry, flags);
-    });
-  }
+             std::uint32_t flags) -> Status;
 
   auto store_once(Store kind, std::string_view name, std::string_view key, std::string_view value,
-                  Expiry expiry, std::uint32_t flags) -> Status {
-    return run(name, key, value, Access::kWrite, [&](std::size_t server) {
-      memcached_st* memc = native(server);
-      const std::time_t exptime = this->exptime(expiry);
-      memcached_return_t rc = MEMCACHED_SUCCESS;
-      switch (kind) {
-        case Store::kSet:
-          rc = memcached_set(memc, key.data(), key.size(), value.data(), value.size(), exptime,
-                             flags);
-          break;
-        case Store::kAdd:
-          rc = memcached_add(memc, key.data(), key.size(), value.data(), value.size(), exptime,
-                             flags);
-          // The binary protocol answers "exists" where the text protocol says
-          // "not stored".
-          if (rc == MEMCACHED_DATA_EXISTS) {
-            rc = MEMCACHED_NOTSTORED;
-          }
-          break;
-        case Store::kReplace:
-          rc = memcached_replace(memc, key.data(), key.size(), value.data(), value.size(), exptime,
-                                 flags);
-          break;
-        case Store::kAppend:
-          rc = memcached_append(memc, key.data(), key.size(), value.data(), value.size(), 0, 0);
-          break;
-        case Store::kPrepend:
-          rc = memcached_prepend(memc, key.data(), key.size(), value.data(), value.size(), 0, 0);
-          break;
-      }
-      if (kind != Store::kSet && kind != Store::kAdd && rc == MEMCACHED_NOTFOUND) {
-        rc = MEMCACHED_NOTSTORED;  // binary protocol: the key to modify is missing
-      }
-      return rc;
-    });
-  }
+                  Expiry expiry, std::uint32_t flags) -> Status;
 
-  auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t> {
-    key = sent(key);
-    std::uint64_t value = 0;
-    Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
-      return run(up ? "incr" : "decr", key, {}, Access::kWrite, [&](std::size_t server) {
-        memcached_st* memc = native(server);
-        memcached_return_t rc =
-            up ? memcached_increment(memc, key.data(), key.size(), delta, &value)
-               : memcached_decrement(memc, key.data(), key.size(), delta, &value);
-        if (rc == MEMCACHED_UNKNOWN_READ_FAILURE && options_.protocol == Protocol::kBinary) {
-          // libmemcached reports the binary "non-numeric value" status this way.
-          rc = MEMCACHED_CLIENT_ERROR;
-        }
-        return detail::numeric_reply(rc);
-      });
-    });
-    if (!status.ok()) {
-      return Result<std::uint64_t>(std::move(status));
-    }
-    return Result<std::uint64_t>(value, std::move(status));
-  }
+  auto arithmetic(std::string_view key, std::uint32_t delta, bool up) -> Result<std::uint64_t>;
 
   ClientOptions options_;
   KeyPrefix prefix_;                         // options_.key_prefix
@@ -1488,5 +685,13 @@ class ShardedClient {
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
+
+#include "memshard/client/detail/sharded_client_internals.hpp"
+#include "memshard/client/detail/sharded_client_operations.hpp"
+
+// The compiled mode: the clients memshard::compiled holds are declared extern there.
+#if defined(MEMSHARD_COMPILED_LIB)
+#include "memshard/client/detail/compiled_clients.hpp"
+#endif
 
 #endif  // MEMSHARD_SHARDED_CLIENT_HPP_

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memshard/client/client_options.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/locators/any_locator.hpp"
 #include "memshard/placement/profiles.hpp"
 #include "memshard/placement/server.hpp"
@@ -27,14 +28,19 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 /// make_client: a client whose placement is profile `profile` (see
 /// profiles.hpp); reconfigure(servers) rebuilds the same profile for the new
 /// list. Throws ConfigError for an unknown profile or hash, an invalid list or
-/// invalid options.
+/// invalid options. Compiled once in memshard::compiled (MEMSHARD_COMPILED_LIB).
 ///
 /// **Example**:
 ///   auto client = memshard::make_client("libmemcached-ketama-weighted",
 ///                                       memshard::parse_servers("10.0.0.1,10.0.0.2"));
-[[nodiscard]] inline auto make_client(std::string_view profile, std::vector<Server> servers,
-                                      ProfileOptions profile_options = {},
-                                      ClientOptions options = {}) -> ShardedClient<AnyLocator> {
+[[nodiscard]] auto make_client(std::string_view profile, std::vector<Server> servers,
+                               ProfileOptions profile_options = {}, ClientOptions options = {})
+    -> ShardedClient<AnyLocator>;
+
+#if !defined(MEMSHARD_COMPILED_LIB) || defined(MEMSHARD_DETAIL_COMPILED_SOURCE)
+MEMSHARD_DETAIL_INLINE auto make_client(std::string_view profile, std::vector<Server> servers,
+                                        ProfileOptions profile_options, ClientOptions options)
+    -> ShardedClient<AnyLocator> {
   return ShardedClient<AnyLocator>(
       std::move(servers),
       ShardedClient<AnyLocator>::LocatorFactory(
@@ -43,6 +49,7 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
           }),
       options);
 }
+#endif
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

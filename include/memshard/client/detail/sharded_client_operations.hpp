@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_CLIENT_DETAIL_SHARDED_CLIENT_OPERATIONS_HPP_
+#define MEMSHARD_CLIENT_DETAIL_SHARDED_CLIENT_OPERATIONS_HPP_
+
+// client/detail/sharded_client_operations.hpp: the definitions of ShardedClient's public calls
+// (single-key and typed operations, multi-gets, batch writes, membership and migration).
+// Included at the end of sharded_client.hpp, which declares them.
+
+#include <libmemcached-1.0/memcached.h>
+
+#include <algorithm>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memshard/client/client_core.hpp"
+#include "memshard/client/client_options.hpp"
+#include "memshard/client/deadline_scope.hpp"
+#include "memshard/client/multi_get.hpp"
+#include "memshard/client/result.hpp"
+#include "memshard/codecs/codec.hpp"
+#include "memshard/detail/clock.hpp"
+#include "memshard/detail/throw.hpp"
+#include "memshard/fleet/fleet.hpp"
+#include "memshard/fleet/server_health.hpp"
+#include "memshard/migration/migration.hpp"
+#include "memshard/migration/migration_options.hpp"
+#include "memshard/migration/migration_window.hpp"
+#include "memshard/placement/locators/locator.hpp"
+#include "memshard/placement/server.hpp"
+#include "memshard/sharded_client.hpp"
+#include "memshard/version.hpp"
+#include "memshard/wire/meta_pool.hpp"
+#include "memshard/wire/multi_write.hpp"
+#include "memshard/wire/per_server_multi_get.hpp"
+#include "memshard/wire/polled_multi_get.hpp"
+
+namespace memshard {
+inline namespace MEMSHARD_ABI_NAMESPACE {
+
+template <Locator L>
+ShardedClient<L>::ShardedClient(ShardedClient&&) noexcept = default;
+
+template <Locator L>
+auto ShardedClient<L>::operator=(ShardedClient&&) noexcept -> ShardedClient& = default;
+
+template <Locator L>
+ShardedClient<L>::~ShardedClient() = default;
+
+template <Locator L>
+ShardedClient<L>::ShardedClient(std::vector<Server> servers, LocatorFactory factory,
+                                ClientOptions options)
+    : options_(checked(options)),
+      prefix_(options_.key_prefix, options_.prefix_hashing),
+      core_(options_) {
+  if (!factory) {
+    detail::throw_config_error("locator factory is empty", "ShardedClient");
+  }
+  check_policy();
+  validate(servers);
+  std::shared_ptr<const L> locator = factory(std::span<const Server>(servers));
+  check_locator(locator);
+  start(std::move(servers), std::move(locator), std::move(factory));
+}
+
+template <Locator L>
+ShardedClient<L>::ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
+                                ClientOptions options)
+    : options_(checked(options)),
+      prefix_(options_.key_prefix, options_.prefix_hashing),
+      core_(options_) {
+  check_policy();
+  validate(servers);
+  if (!locator) {
+    detail::throw_config_error("locator is null", "ShardedClient");
+  }
+  check_locator(locator);
+  start(std::move(servers), std::move(locator), LocatorFactory());
+}
+
+template <Locator L>
+auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> {
+  key = sent(key);
+  refresh();
+  core_.start_call();
+  if (snapshot_->migration &&
+      snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
+    if (is_valid_key(key)) {
+      core_.forget_avoid();
+      if (auto leased = window().strict_get(key, route_from(snapshot_->locate(key), key))) {
+        return std::move(*leased);
+      }
+    }
+  }
+  std::optional<Item> item;
+  Status status = run("get", key, {}, Access::kRead,
+                      [&](std::size_t server) { return fetch_one(server, key, item); });
+  if (!status.ok()) {
+    return Result<std::optional<Item>>(std::move(status));
+  }
+  detail::ServerHealth& health = core_.health(status.server());
+  (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
+  if (snapshot_->migration) [[unlikely]] {
+    window().after_get(key, status.server(), item);
+  }
+  return Result<std::optional<Item>>(std::move(item), std::move(status));
+}
+
+template <Locator L>
+auto ShardedClient<L>::gat(std::string_view key, Expiry expiry) -> Result<std::optional<Item>> {
+  key = sent(key);
+  std::optional<Item> item;
+  Status status = in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
+    item.reset();
+    return run("gat", key, {}, Access::kTouch, [&](std::size_t server) {
+      const auto ttl = static_cast<std::int32_t>(exptime(expiry));
+      if (!options_.sasl && meta_.supports_meta(server)) {
+        const detail::MetaDeadline until{std::chrono::nanoseconds(core_.call_deadline())};
+        detail::MetaStatus connected;
+        detail::MetaConnection& link = meta_.connection(server, until, connected);
+        detail::MetaOutcome answer =
+            connected.ok()
+                ? link.get(key,
+                           {.value = true, .client_flags = true, .cas = true, .touch_ttl = ttl},
+                           until)
+                : detail::MetaOutcome{connected, {}};
+        if (answer.status.code != detail::MetaErrc::kNoMetaSupport) {
+          if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue &&
+              answer.reply.win_sent) {
+            // Another reader's lease placeholder (a kStrict migration
+            // fills it): no value yet, so a miss.
+            return MEMCACHED_NOTFOUND;
+          }
+          if (answer.ok() && answer.reply.kind == detail::MetaReplyKind::kValue) {
+            item.emplace(Item{std::move(answer.reply.value), answer.reply.client_flags.value_or(0),
+                              answer.reply.cas.value_or(0)});
+          }
+          return detail::to_memcached_return(answer.status, answer.reply.kind);
+        }
+        meta_.mark_no_meta(server);  // memcached before 1.6: libmemcached from now on
+      }
+      memcached_return_t rc =
+          memcached_touch(native(server), key.data(), key.size(), static_cast<std::time_t>(ttl));
+      return memcached_success(rc) ? fetch_one(server, key, item) : rc;
+    });
+  });
+  if (status.code() == Errc::kNotFound) {  // a miss
+    status = Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());
+  }
+  if (!status.ok()) {
+    return Result<std::optional<Item>>(std::move(status));
+  }
+  detail::ServerHealth& health = core_.health(status.server());
+  (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
+  return Result<std::optional<Item>>(std::move(item), std::move(status));
+}
+
+template <Locator L>
+auto ShardedClient<L>::cas(std::string_view key, std::string_view value, std::uint64_t cas,
+                           std::optional<Expiry> expiry, std::uint32_t flags) -> Status {
+  key = sent(key);
+  const Expiry expires = options_.expiry_or_default(expiry);
+  return in_window(key, detail::WriteRule::kInvalidate, [&] {
+    return run("cas", key, value, Access::kWrite, [&](std::size_t server) {
+      return memcached_cas(native(server), key.data(), key.size(), value.data(), value.size(),
+                           exptime(expires), flags, cas);
+    });
+  });
+}
+
+template <Locator L>
+auto ShardedClient<L>::remove(std::string_view key) -> Status {
+  key = sent(key);
+  refresh();
+  core_.start_call();
+  return remove_sent(key);
+}
+
+template <Locator L>
+auto ShardedClient<L>::incr_with_initial(std::string_view key, std::uint32_t delta,
+                                         std::uint64_t initial, std::optional<Expiry> expiry)
+    -> Result<std::uint64_t> {
+  Result<std::uint64_t> counted = incr(key, delta);
+  if (counted || counted.status().code() != Errc::kNotFound) {
+    return counted;
+  }
+  Status created = add(key, std::to_string(initial), expiry);
+  if (created.ok()) {
+    return Result<std::uint64_t>(initial, std::move(created));
+  }
+  if (created.code() == Errc::kNotStored) {  // another client created it meanwhile
+    return incr(key, delta);
+  }
+  return Result<std::uint64_t>(std::move(created));
+}
+
+template <Locator L>
+template <class Loader>
+requires std::invocable<Loader&> && std::convertible_to<std::invoke_result_t<Loader&>, std::string>
+auto ShardedClient<L>::get_or_load(std::string_view key, Loader&& loader,
+                                   std::optional<Expiry> expiry, std::uint32_t flags)
+    -> Result<std::string> {
+  Result<std::optional<Item>> cached = get(key);
+  if (cached && *cached) {
+    return Result<std::string>(std::move((*cached)->value), cached.status());
+  }
+  std::string loaded = loader();
+  if (!cached) {
+    return Result<std::string>(std::move(loaded), cached.status());
+  }
+  Status stored = add(key, loaded, expiry, flags);
+  return Result<std::string>(std::move(loaded), std::move(stored));
+}
+
+template <Locator L>
+template <class Loader>
+requires std::invocable<Loader&> && detail::kOptionalText<std::invoke_result_t<Loader&>>
+auto ShardedClient<L>::get_or_load(std::string_view key, Loader&& loader,
+                                   std::optional<Expiry> expiry, std::uint32_t flags)
+    -> Result<std::optional<std::string>> {
+  using Answer = Result<std::optional<std::string>>;
+  Result<std::optional<Item>> cached = get(key);
+  if (cached && *cached) {
+    return Answer(std::optional<std::string>(std::move((*cached)->value)), cached.status());
+  }
+  auto loaded = loader();
+  if (!loaded) {
+    return Answer(std::optional<std::string>(), cached.status());
+  }
+  std::optional<std::string> value(std::in_place, std::move(*loaded));
+  if (!cached) {
+    return Answer(std::move(value), cached.status());
+  }
+  Status stored = add(key, *value, expiry, flags);
+  return Answer(std::move(value), std::move(stored));
+}
+
+template <Locator L>
+auto ShardedClient<L>::touch(std::string_view key, Expiry expiry) -> Status {
+  key = sent(key);
+  return in_window(key, detail::WriteRule::kMoveOnMiss, [&] {
+    return run("touch", key, {}, Access::kTouch, [&](std::size_t server) {
+      return memcached_touch(native(server), key.data(), key.size(), exptime(expiry));
+    });
+  });
+}
+
+template <Locator L>
+template <Codec C>
+auto ShardedClient<L>::get_value(std::string_view key, const C& codec)
+    -> Result<std::optional<Value>> {
+  Result<std::optional<Item>> read = get(key);
+  if (!read.ok()) {
+    return Result<std::optional<Value>>(read.status());
+  }
+  if (!read.value()) {
+    return Result<std::optional<Value>>(std::nullopt, read.status());
+  }
+  const Item& item = *read.value();
+  CodecResult<Value> decoded = codec.decode(item.value, item.flags);
+  if (!decoded.ok()) {
+    return Result<std::optional<Value>>(
+        codec_failure("get_value", read.status().server(), decoded.error()));
+  }
+  return Result<std::optional<Value>>(std::move(decoded).value(), read.status());
+}
+
+template <Locator L>
+template <Codec C>
+auto ShardedClient<L>::set_value(std::string_view key, const Value& value, const C& codec,
+                                 std::optional<Expiry> expiry) -> Status {
+  CodecResult<Encoded> encoded = codec.encode(value);
+  if (!encoded.ok()) {
+    return codec_failure("set_value", Status::kNoServer, encoded.error());
+  }
+  return set(key, encoded->bytes, expiry, encoded->flags);
+}
+
+template <Locator L>
+template <Codec C>
+auto ShardedClient<L>::add_value(std::string_view key, const Value& value, const C& codec,
+                                 std::optional<Expiry> expiry) -> Status {
+  CodecResult<Encoded> encoded = codec.encode(value);
+  if (!encoded.ok()) {
+    return codec_failure("add_value", Status::kNoServer, encoded.error());
+  }
+  return add(key, encoded->bytes, expiry, encoded->flags);
+}
+
+template <Locator L>
+template <KeyRange Keys, Codec C>
+auto ShardedClient<L>::get_values(const Keys& keys, const C& codec) -> MultiValueResult {
+  MultiValueResult out;
+  out.values.resize(std::ranges::size(keys));
+  out.statuses.resize(std::ranges::size(keys));
+  visit_multi(
+      keys,
+      [&](std::size_t index, const ItemView& item) {
+        CodecResult<Value> decoded = codec.decode(item.value, item.flags);
+        if (decoded.ok()) {
+          out.values[index].emplace(std::move(decoded).value());
+        } else {
+          out.values[index].reset();
+          out.statuses[index] = codec_failure("get_values", Status::kNoServer, decoded.error());
+        }
+      },
+      [&out](std::size_t index, const Status& status) {
+        out.statuses[index] = status;
+        out.values[index].reset();
+      });
+  return out;
+}
+
+template <Locator L>
+template <KeyRange Keys>
+auto ShardedClient<L>::get_multi(const Keys& keys) -> MultiGetResult {
+  MultiGetResult out;
+  out.items.resize(std::ranges::size(keys));
+  out.statuses.resize(std::ranges::size(keys));
+  visit_multi(
+      keys,
+      [&out](std::size_t index, const ItemView& item) {
+        std::optional<Item>& slot = out.items[index];
+        if (!slot) {
+          slot.emplace();
+        }
+        slot->value.assign(item.value);
+        slot->flags = item.flags;
+        slot->cas = item.cas;
+      },
+      [&out](std::size_t index, const Status& status) {
+        out.statuses[index] = status;
+        out.items[index].reset();
+      });
+  return out;
+}
+
+template <Locator L>
+auto ShardedClient<L>::server_for(std::string_view key) const -> Server {
+  const std::shared_ptr<const Snapshot> now = view();
+  std::string buffer;
+  return now->members.servers[now->locate(prefix_.sent_key(key, buffer))];
+}
+
+template <Locator L>
+auto ShardedClient<L>::stats() const -> std::vector<ServerStats> {
+  const std::shared_ptr<const Snapshot> now = view();
+  std::vector<ServerStats> out;
+  out.reserve(now->members.size());
+  for (std::size_t s = 0; s < now->members.size(); ++s) {
+    out.push_back(now->members.health[s]->stats(now->members.servers[s]));
+  }
+  return out;
+}
+
+template <Locator L>
+auto ShardedClient<L>::flush_server(std::size_t index) -> Status {
+  refresh();
+  if (index >= snapshot_->placed) {
+    return Status(Errc::kInvalidArgument, MEMCACHED_INVALID_ARGUMENTS, Status::kNoServer,
+                  "flush_server: no server " + std::to_string(index) + " (" +
+                      std::to_string(snapshot_->placed) + " servers)");
+  }
+  core_.start_call();
+  memcached_return_t rc = MEMCACHED_SUCCESS;
+  {
+    memcached_st* memc = native(index);
+    const detail::WatchedCall watched =
+        core_.watch(memc, detail::steady_now_ns(), core_.call_deadline());
+    rc = memcached_flush(memc, 0);
+  }
+  Status status = core_.finish(detail::Route{index, false, Status()}, rc, "flush");
+  if (status.ok()) {
+    core_.health(index).journal.settle(true);
+  }
+  return status;
+}
+
+template <Locator L>
+void ShardedClient<L>::reconfigure(std::vector<Server> servers) {
+  if (!fleet_->has_factory()) {
+    detail::throw_config_error("reconfigure needs a locator factory",
+                               "construct the client with one, or pass the new locator");
+  }
+  validate(servers);
+  std::shared_ptr<const L> locator = fleet_->build(servers);
+  check_locator(locator);
+  announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
+}
+
+template <Locator L>
+void ShardedClient<L>::reconfigure(std::vector<Server> servers, std::shared_ptr<const L> locator) {
+  validate(servers);
+  if (!locator) {
+    detail::throw_config_error("locator is null", "reconfigure");
+  }
+  check_locator(locator);
+  announce("reconfigure", [&] { fleet_->publish(std::move(servers), std::move(locator)); });
+}
+
+template <Locator L>
+void ShardedClient<L>::begin_migration(std::vector<Server> servers, MigrationOptions options) {
+  if (!fleet_->has_factory()) {
+    detail::throw_config_error("begin_migration needs a locator factory",
+                               "construct the client with one, or pass the new locator");
+  }
+  validate(servers);
+  std::shared_ptr<const L> locator = fleet_->build(servers);
+  check_locator(locator);
+  start_migration(std::move(servers), std::move(locator), options);
+}
+
+template <Locator L>
+void ShardedClient<L>::begin_migration(std::vector<Server> servers,
+                                       std::shared_ptr<const L> locator, MigrationOptions options) {
+  validate(servers);
+  if (!locator) {
+    detail::throw_config_error("locator is null", "begin_migration");
+  }
+  check_locator(locator);
+  start_migration(std::move(servers), std::move(locator), options);
+}
+
+template <Locator L>
+auto ShardedClient<L>::migrate_key(std::string_view key) -> KeyMigration {
+  key = sent(key);
+  refresh();
+  core_.start_call();
+  if (!snapshot_->migration) {
+    return KeyMigration::kNoMigration;
+  }
+  if (!is_valid_key(key)) {
+    return KeyMigration::kInvalidKey;
+  }
+  core_.forget_avoid();
+  return window().migrate_key(key, route_from(snapshot_->locate(key), key));
+}
+
+}  // namespace MEMSHARD_ABI_NAMESPACE
+}  // namespace memshard
+
+#endif  // MEMSHARD_CLIENT_DETAIL_SHARDED_CLIENT_OPERATIONS_HPP_
