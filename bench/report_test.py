@@ -20,6 +20,9 @@ expected files there.
                               files
   testdata/codecs/            one run of the codec benchmark against PHP
                               (codecs.json), and its report and CSV files
+  testdata/compile_time/      one run of bench/compile_time.sh
+                              (compile-time/compile_time.json, compiled mode
+                              n/a), and its report and CSV files
 
 Usage: python3 bench/report_test.py (standard library only);
 python3 bench/report_test.py --regenerate rewrites the expected files from
@@ -40,6 +43,7 @@ RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 CODECS = os.path.join(TESTDATA, "codecs")
+COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
 
 def run_report(results):
@@ -205,6 +209,49 @@ class ReportTest(unittest.TestCase):
         self.assertRegex(done.stdout, r"zlib encode +gzcompress\(\) +[0-9.]+ +- +[0-9,]+ +- +-\n")
         self.assertRegex(done.stdout, r"FastLZ encode \(in set\) +[0-9.]+ +- +[0-9,]+ +- +-\n")
 
+    def test_compile_time(self):
+        target = self.run_on(os.path.join(COMPILE_TIME, "results"),
+                             os.path.join(COMPILE_TIME, "summary.expected"))
+        self.check_csv(target, os.path.join(COMPILE_TIME, "expected"))
+
+    def test_compile_time_compiled_mode(self):
+        """Once compiled mode is measured, its rows are judged like the others."""
+        source = tempfile.mkdtemp(prefix="memshard-report-src-")
+        self.addCleanup(shutil.rmtree, source)
+        results = os.path.join(source, "results")
+        shutil.copytree(os.path.join(COMPILE_TIME, "results"), results)
+        path = os.path.join(results, "compile-time", "compile_time.json")
+        with open(path) as handle:
+            doc = json.load(handle)
+        reference = next(u["seconds"] for u in doc["units"] if u["unit"] == "reference")
+        doc["compiled_mode"] = "measured"
+        for unit in doc["units"]:
+            if unit["unit"] == "typed_client_compiled":
+                unit.update(seconds=2.4 * reference, all_seconds=[2.4 * reference], text_bytes=4096)
+            elif unit["unit"] == "make_client_compiled":
+                unit.update(seconds=2.6 * reference, all_seconds=[2.6 * reference])
+        with open(path, "w") as handle:
+            json.dump(doc, handle)
+        work, _, done = run_report(results)
+        self.addCleanup(shutil.rmtree, work)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"typed_client_compiled: [^\n]* 2\.40x +<= 2\.5x +met +4,096\n")
+        self.assertRegex(done.stdout, r"make_client_compiled: [^\n]* 2\.60x +<= 2\.5x +MISSED +n/a\n")
+        self.assertNotIn("compiled mode:", done.stdout)
+        self.assertRegex(done.stdout, r"Targets met: 1 of 5; missed: compile time umbrella [0-9.]+x; "
+                                      r"compile time typed_client [0-9.]+x; compile time make_client [0-9.]+x; "
+                                      r"compile time make_client_compiled 2\.60x\n")
+
+    def test_compile_time_judge(self):
+        sys.path.insert(0, BENCH)
+        from report.compile_time import judge
+
+        self.assertEqual(judge(2.0, 1.0, 2.0), (2.0, True))
+        self.assertEqual(judge(2.002, 1.0, 2.0), (2.002, False))
+        self.assertEqual(judge(0.5, 1.0, None), (0.5, None))
+        self.assertEqual(judge(None, 1.0, 2.5), (None, None))
+        self.assertEqual(judge(3.0, None, 2.0), (None, None))
+
     def test_empty_results(self):
         target = self.run_on(None, os.path.join(TESTDATA, "summary_empty.expected"))
         self.assertEqual(os.listdir(target), ["summary.txt"])
@@ -223,7 +270,9 @@ def regenerate():
             (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
              os.path.join(MIGRATION_RACE, "expected")),
             (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
-             os.path.join(CODECS, "expected"))):
+             os.path.join(CODECS, "expected")),
+            (os.path.join(COMPILE_TIME, "results"), os.path.join(COMPILE_TIME, "summary.expected"),
+             os.path.join(COMPILE_TIME, "expected"))):
         work, target, done = run_report(results)
         try:
             if done.returncode != 0:

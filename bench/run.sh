@@ -23,6 +23,11 @@
 # php-cli and php-memcached, installed when missing; without them the PHP
 # comparisons are left out with a note in the report).
 #
+# The compile-time stage (bench/compile_time.sh, about two minutes of g++ on
+# two cores) compiles a few small translation units against include/ and
+# compares their compile times with a reference unit's; it writes into
+# compile-time/ of the results directory.
+#
 # No benchmark flushes a server. Every key written starts with one prefix per
 # run, MEMSHARD_BENCH_PREFIX (default: msb:<hex of the time and this script's
 # pid>:), and each benchmark deletes its own keys: between its arms where it
@@ -63,6 +68,8 @@
 #   MEMSHARD_RESIZE_TIME_THREADS  their client threads (default 3)
 #   MEMSHARD_MIGRATION_RACE_SCALE  the migration race: fresh migrations per arm
 #                               times this (default 1: under a minute)
+#   MEMSHARD_BENCH_COMPILE_TIME 1 (default): also measure the compile time of a
+#                               user's translation unit; 0: skip
 #   MEMSHARD_BENCH_CALLGRIND    1 (default): also count instructions per lookup
 #                               and per client call with valgrind; 0: skip
 #   MEMSHARD_MEMCACHED          the memcached binary to start (default: found by CMake)
@@ -76,6 +83,7 @@ results_dir=${MEMSHARD_RESULTS_DIR:-$repo/bench-results}
 repetitions=${MEMSHARD_BENCH_REPETITIONS:-5}
 min_time=${MEMSHARD_BENCH_MIN_TIME:-0.2}
 callgrind=${MEMSHARD_BENCH_CALLGRIND:-1}
+compile_time=${MEMSHARD_BENCH_COMPILE_TIME:-1}
 
 # Debian's python3 (installed below), not whichever python3 is first on PATH:
 # the charts need Debian's python3-matplotlib.
@@ -134,9 +142,9 @@ if ! "$repo/scripts/install-deps.sh" python3-matplotlib; then
 fi
 
 mkdir -p "$results_dir"
-rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client"
+rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client" "$results_dir/compile-time"
 rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,codecs}.{json,log} "$results_dir"/*.csv \
-  "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log}
+  "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log,compile_time.log}
 
 log "configuring and building (Release) in $build_dir"
 if ! run "$results_dir/configure.log" cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
@@ -254,6 +262,12 @@ log "value codecs on a 20 KB string, against PHP (interleaved, 1 memcached serve
 run "$results_dir/codecs.log" "$bench_dir/memshard_codecs_bench" \
   --benchmark_out="$results_dir/codecs.json" --benchmark_out_format=json \
   --benchmark_min_time="$min_time" || failures+=(codecs)
+
+if [[ $compile_time == 1 ]]; then
+  log "compile time of a user's translation unit (g++ -O2, interleaved rounds)"
+  run "$results_dir/compile_time.log" env MEMSHARD_RESULTS_DIR="$results_dir" \
+    "$repo/bench/compile_time.sh" || failures+=(compile_time)
+fi
 
 # Charts are optional: without them the report says why.
 log "charts"

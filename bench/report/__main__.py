@@ -4,7 +4,7 @@
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
 hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json,
-codecs.json, and callgrind/*.json + *.callgrind and
+codecs.json, compile-time/compile_time.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -24,6 +24,7 @@ from .balance import balance_section  # noqa: E402
 from .charts import charts_section  # noqa: E402
 from .client import client_callgrind, client_section  # noqa: E402
 from .codecs import codecs_section  # noqa: E402
+from .compile_time import PATH as COMPILE_TIME_PATH, compile_time_section  # noqa: E402
 from .common import Report, failed, load, rows_of  # noqa: E402
 from .fleet import fleet_section  # noqa: E402
 from .hit_rate import hit_rate_section  # noqa: E402
@@ -74,6 +75,7 @@ def main():
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
     targets += migration_race_section(rep, load(os.path.join(results_dir, "migration_race.json")))
     codecs_section(rep, load(os.path.join(results_dir, "codecs.json")))
+    targets += compile_time_section(rep, load(os.path.join(results_dir, *COMPILE_TIME_PATH)))
     if errors:
         rep.say("Errors")
         rep.say("======")
