@@ -33,11 +33,13 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 /// **Example**:
 ///   auto client = memshard::make_client("libmemcached-ketama-weighted",
 ///                                       memshard::parse_servers("10.0.0.1,10.0.0.2"));
-[[nodiscard]] auto make_client(std::string_view profile, std::vector<Server> servers,
-                               ProfileOptions profile_options = {}, ClientOptions options = {})
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto make_client(std::string_view profile,
+                                                      std::vector<Server> servers,
+                                                      ProfileOptions profile_options = {},
+                                                      ClientOptions options = {})
     -> ShardedClient<AnyLocator>;
 
-#if !defined(MEMSHARD_COMPILED_LIB) || defined(MEMSHARD_DETAIL_COMPILED_SOURCE)
+#if MEMSHARD_DETAIL_DEFINITIONS
 MEMSHARD_DETAIL_INLINE auto make_client(std::string_view profile, std::vector<Server> servers,
                                         ProfileOptions profile_options, ClientOptions options)
     -> ShardedClient<AnyLocator> {

@@ -18,4 +18,26 @@
 #define MEMSHARD_DETAIL_INLINE inline
 #endif
 
+// MEMSHARD_DETAIL_DEFINITIONS: 1 where the definitions the compiled library holds are
+// compiled: every unit of the header-only mode, and the library's own source. 0 in a unit of
+// the compiled mode, which sees them declared only.
+#if !defined(MEMSHARD_COMPILED_LIB) || defined(MEMSHARD_DETAIL_COMPILED_SOURCE)
+#define MEMSHARD_DETAIL_DEFINITIONS 1
+#else
+#define MEMSHARD_DETAIL_DEFINITIONS 0
+#endif
+
+// MEMSHARD_DETAIL_DECLARE_ENTRY(name, type...) and MEMSHARD_DETAIL_ENTRY: a constant the
+// library holds in the compiled mode (the profile registry's entries, whose initializers point
+// to every profile's builder). Header-only: `inline constexpr type name{...};`. Compiled:
+// declared `extern const` in every unit, and defined `constexpr` (with external linkage, from
+// that declaration) in the library only, under #if MEMSHARD_DETAIL_DEFINITIONS.
+#if defined(MEMSHARD_COMPILED_LIB)
+#define MEMSHARD_DETAIL_DECLARE_ENTRY(name, ...) extern const __VA_ARGS__ name;
+#define MEMSHARD_DETAIL_ENTRY constexpr
+#else
+#define MEMSHARD_DETAIL_DECLARE_ENTRY(name, ...)
+#define MEMSHARD_DETAIL_ENTRY inline constexpr
+#endif
+
 #endif  // MEMSHARD_DETAIL_COMPILED_HPP_

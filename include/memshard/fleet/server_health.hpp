@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/fleet/recovery_journal.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -176,22 +177,7 @@ class HealthPolicy {
   /// try_probe: whether this request may probe the ejected server: its retry
   /// interval has passed and no other request holds a live lease on it. The
   /// winner must record its outcome (record) or release the lease.
-  [[nodiscard]] auto try_probe(ServerHealth& health) const noexcept -> bool {
-    const std::int64_t until = health.ejected_until.load(std::memory_order_acquire);
-    if (until == 0) {
-      return false;
-    }
-    const std::int64_t now = clock_();
-    if (now < until) {
-      return false;
-    }
-    std::int64_t lease = health.probe_until.load(std::memory_order_acquire);
-    if (lease != 0 && now < lease) {
-      return false;
-    }
-    return health.probe_until.compare_exchange_strong(lease, now + lease_ns_,
-                                                      std::memory_order_acq_rel);
-  }
+  [[nodiscard]] auto try_probe(ServerHealth& health) const noexcept -> bool;
 
   /// release_probe: gives a won lease back without an outcome.
   static void release_probe(ServerHealth& health) noexcept {
@@ -200,63 +186,17 @@ class HealthPolicy {
 
   /// ejects_next: whether one more failure would eject the healthy server
   /// (the caller then decides may_eject).
-  [[nodiscard]] auto ejects_next(const ServerHealth& health) const noexcept -> bool {
-    return !is_ejected(health) &&
-           health.consecutive_failures.load(std::memory_order_relaxed) + 1 >= failure_limit_;
-  }
+  [[nodiscard]] auto ejects_next(const ServerHealth& health) const noexcept -> bool;
 
   /// interval: how long an ejection lasts after `probe_failures` failed
   /// probes, without jitter: retry_interval * 1.5^n, at most retry_max.
-  [[nodiscard]] auto interval(std::uint32_t probe_failures) const noexcept -> std::int64_t {
-    double ns = static_cast<double>(retry_ns_);
-    for (std::uint32_t i = 0; i < probe_failures && ns < static_cast<double>(retry_max_ns_); ++i) {
-      ns *= kBackoff;
-    }
-    return std::min(static_cast<std::int64_t>(ns), retry_max_ns_);
-  }
+  [[nodiscard]] auto interval(std::uint32_t probe_failures) const noexcept -> std::int64_t;
 
   /// record: one request's outcome. `server_failure`: a timeout or connection
   /// failure; `probe`: the request held the probe lease; `may_eject`: an
   /// ejection is allowed (fail-open). Answers what changed.
   auto record(ServerHealth& health, bool server_failure, bool probe,
-              bool may_eject = true) const noexcept -> HealthChange {
-    HealthChange change = HealthChange::kNone;
-    if (server_failure) {
-      const std::uint32_t failures =
-          health.consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (probe) {
-        const std::uint32_t step =
-            health.probe_failures.fetch_add(1, std::memory_order_relaxed) + 1;
-        health.ejected_until.store(clock_() + with_jitter(interval(step), health),
-                                   std::memory_order_release);  // never 0: clock_() > 0
-        change = HealthChange::kProbeFailed;
-      } else if (failures >= failure_limit_ && !is_ejected(health)) {
-        if (may_eject) {
-          std::int64_t expected = 0;
-          if (health.ejected_until.compare_exchange_strong(expected, clock_() + retry_ns_,
-                                                           std::memory_order_acq_rel)) {
-            health.ejections.fetch_add(1, std::memory_order_relaxed);
-            change = HealthChange::kEjected;
-          }
-        } else {
-          health.kept_in.fetch_add(1, std::memory_order_relaxed);
-          change = HealthChange::kKeptIn;
-        }
-      }
-    } else {
-      health.consecutive_failures.store(0, std::memory_order_relaxed);
-      if (probe) {
-        health.probe_failures.store(0, std::memory_order_relaxed);
-        if (health.ejected_until.exchange(0, std::memory_order_acq_rel) != 0) {
-          change = HealthChange::kRestored;
-        }
-      }
-    }
-    if (probe) {
-      release_probe(health);
-    }
-    return change;
-  }
+              bool may_eject = true) const noexcept -> HealthChange;
 
  private:
   [[nodiscard]] static auto to_ns(std::chrono::milliseconds duration) noexcept -> std::int64_t {
@@ -267,17 +207,7 @@ class HealthPolicy {
   // address (different servers, and clients ejecting at other instants, get
   // other draws).
   [[nodiscard]] auto with_jitter(std::int64_t ns, const ServerHealth& health) const noexcept
-      -> std::int64_t {
-    std::uint64_t x = static_cast<std::uint64_t>(clock_()) ^
-                      (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&health)) << 7U);
-    x ^= x >> 33U;  // a 64-bit finalizer (murmur3's fmix64)
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33U;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33U;
-    const double fraction = static_cast<double>(x >> 11U) * 0x1.0p-53 * kJitter;
-    return ns + static_cast<std::int64_t>(static_cast<double>(ns) * fraction);
-  }
+      -> std::int64_t;
 
   std::uint32_t failure_limit_;
   std::int64_t retry_ns_;
@@ -285,6 +215,94 @@ class HealthPolicy {
   std::int64_t lease_ns_;
   HealthClock clock_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto HealthPolicy::try_probe(ServerHealth& health) const noexcept -> bool {
+  const std::int64_t until = health.ejected_until.load(std::memory_order_acquire);
+  if (until == 0) {
+    return false;
+  }
+  const std::int64_t now = clock_();
+  if (now < until) {
+    return false;
+  }
+  std::int64_t lease = health.probe_until.load(std::memory_order_acquire);
+  if (lease != 0 && now < lease) {
+    return false;
+  }
+  return health.probe_until.compare_exchange_strong(lease, now + lease_ns_,
+                                                    std::memory_order_acq_rel);
+}
+
+MEMSHARD_DETAIL_INLINE auto HealthPolicy::ejects_next(const ServerHealth& health) const noexcept
+    -> bool {
+  return !is_ejected(health) &&
+         health.consecutive_failures.load(std::memory_order_relaxed) + 1 >= failure_limit_;
+}
+
+MEMSHARD_DETAIL_INLINE auto HealthPolicy::interval(std::uint32_t probe_failures) const noexcept
+    -> std::int64_t {
+  double ns = static_cast<double>(retry_ns_);
+  for (std::uint32_t i = 0; i < probe_failures && ns < static_cast<double>(retry_max_ns_); ++i) {
+    ns *= kBackoff;
+  }
+  return std::min(static_cast<std::int64_t>(ns), retry_max_ns_);
+}
+
+MEMSHARD_DETAIL_INLINE auto HealthPolicy::record(ServerHealth& health, bool server_failure,
+                                                 bool probe, bool may_eject) const noexcept
+    -> HealthChange {
+  HealthChange change = HealthChange::kNone;
+  if (server_failure) {
+    const std::uint32_t failures =
+        health.consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (probe) {
+      const std::uint32_t step = health.probe_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+      health.ejected_until.store(clock_() + with_jitter(interval(step), health),
+                                 std::memory_order_release);  // never 0: clock_() > 0
+      change = HealthChange::kProbeFailed;
+    } else if (failures >= failure_limit_ && !is_ejected(health)) {
+      if (may_eject) {
+        std::int64_t expected = 0;
+        if (health.ejected_until.compare_exchange_strong(expected, clock_() + retry_ns_,
+                                                         std::memory_order_acq_rel)) {
+          health.ejections.fetch_add(1, std::memory_order_relaxed);
+          change = HealthChange::kEjected;
+        }
+      } else {
+        health.kept_in.fetch_add(1, std::memory_order_relaxed);
+        change = HealthChange::kKeptIn;
+      }
+    }
+  } else {
+    health.consecutive_failures.store(0, std::memory_order_relaxed);
+    if (probe) {
+      health.probe_failures.store(0, std::memory_order_relaxed);
+      if (health.ejected_until.exchange(0, std::memory_order_acq_rel) != 0) {
+        change = HealthChange::kRestored;
+      }
+    }
+  }
+  if (probe) {
+    release_probe(health);
+  }
+  return change;
+}
+
+MEMSHARD_DETAIL_INLINE auto HealthPolicy::with_jitter(std::int64_t ns,
+                                                      const ServerHealth& health) const noexcept
+    -> std::int64_t {
+  std::uint64_t x = static_cast<std::uint64_t>(clock_()) ^
+                    (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&health)) << 7U);
+  x ^= x >> 33U;  // a 64-bit finalizer (murmur3's fmix64)
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33U;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33U;
+  const double fraction = static_cast<double>(x >> 11U) * 0x1.0p-53 * kJitter;
+  return ns + static_cast<std::int64_t>(static_cast<double>(ns) * fraction);
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 /// HealthRegistry: one ServerHealth per endpoint (host:port), shared by a
 /// family of clients, so that a membership change keeps the health and
@@ -295,34 +313,41 @@ class HealthRegistry {
   /// holds any more are forgotten here (fleets whose addresses churn), once
   /// per call: O((n + m) log m) for n servers and m entries.
   [[nodiscard]] auto acquire(std::span<const Server> servers)
-      -> std::vector<std::shared_ptr<ServerHealth>> {
-    std::vector<std::shared_ptr<ServerHealth>> out;
-    out.reserve(servers.size());
-    const std::lock_guard<std::mutex> lock(mutex_);
-    std::erase_if(entries_, [](const auto& entry) { return entry.second.expired(); });
-    for (const Server& server : servers) {
-      std::weak_ptr<ServerHealth>& slot = entries_[server.endpoint()];
-      std::shared_ptr<ServerHealth> health = slot.lock();
-      if (!health) {
-        health = std::make_shared<ServerHealth>();
-        slot = health;
-      }
-      out.push_back(std::move(health));
-    }
-    return out;
-  }
+      -> std::vector<std::shared_ptr<ServerHealth>>;
 
   /// size: the endpoints remembered now (some may be unused until the next
   /// acquire).
-  [[nodiscard]] auto size() const -> std::size_t {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.size();
-  }
+  [[nodiscard]] auto size() const -> std::size_t;
 
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::weak_ptr<ServerHealth>> entries_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto HealthRegistry::acquire(std::span<const Server> servers)
+    -> std::vector<std::shared_ptr<ServerHealth>> {
+  std::vector<std::shared_ptr<ServerHealth>> out;
+  out.reserve(servers.size());
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(entries_, [](const auto& entry) { return entry.second.expired(); });
+  for (const Server& server : servers) {
+    std::weak_ptr<ServerHealth>& slot = entries_[server.endpoint()];
+    std::shared_ptr<ServerHealth> health = slot.lock();
+    if (!health) {
+      health = std::make_shared<ServerHealth>();
+      slot = health;
+    }
+    out.push_back(std::move(health));
+  }
+  return out;
+}
+
+MEMSHARD_DETAIL_INLINE auto HealthRegistry::size() const -> std::size_t {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

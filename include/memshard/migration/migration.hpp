@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/placement/key_prefix.hpp"
 #include "memshard/placement/locators/locator.hpp"
@@ -76,20 +77,12 @@ class MigrationState {
   }
 
   /// taint: marks member `m` (counted once).
-  void taint(std::size_t m) noexcept {
-    if (m < size_ && taint_[m].exchange(1, std::memory_order_acq_rel) == 0) {
-      tainted_.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  void taint(std::size_t m) noexcept;
 
   /// copied_to: member `m` received a copy of this migration (a read-through,
   /// a move or a lease's fill): after an abort it may hold values that no
   /// writer invalidates.
-  void copied_to(std::size_t m) noexcept {
-    if (m < size_) {
-      copied_[m].store(1, std::memory_order_relaxed);
-    }
-  }
+  void copied_to(std::size_t m) noexcept;
 
   /// received_copies: whether member `m` received a copy.
   [[nodiscard]] auto received_copies(std::size_t m) const noexcept -> bool {
@@ -108,34 +101,7 @@ class MigrationState {
   }
 
   /// stats: the counters as MigrationStats (`active` while the window runs).
-  [[nodiscard]] auto stats() const noexcept -> MigrationStats {
-    const auto get = [](const std::atomic<std::uint64_t>& counter) {
-      return counter.load(std::memory_order_relaxed);
-    };
-    const Counters& c = counters_;
-    MigrationStats out;
-    out.active = !ended();
-    out.new_hits = get(c.new_hits);
-    out.same_owner_misses = get(c.same_owner_misses);
-    out.fallback_hits = get(c.fallback_hits);
-    out.fallback_misses = get(c.fallback_misses);
-    out.fallback_skipped = get(c.fallback_skipped);
-    out.copies_stored = get(c.copies_stored);
-    out.copies_present = get(c.copies_present);
-    out.copies_revoked = get(c.copies_revoked);
-    out.copies_failed = get(c.copies_failed);
-    out.copies_ttl_exact = get(c.copies_ttl_exact);
-    out.copies_ttl_capped = get(c.copies_ttl_capped);
-    out.copies_skipped = get(c.copies_skipped);
-    out.old_copies_moved = get(c.old_copies_moved);
-    out.invalidations = get(c.invalidations);
-    out.invalidations_failed = get(c.invalidations_failed);
-    out.tainted_servers = get(tainted_);
-    out.counters_moved = get(c.counters_moved);
-    out.leases_won = get(c.leases_won);
-    out.leases_busy = get(c.leases_busy);
-    return out;
-  }
+  [[nodiscard]] auto stats() const noexcept -> MigrationStats;
 
  private:
   Counters counters_;
@@ -145,6 +111,49 @@ class MigrationState {
   std::atomic<std::uint64_t> tainted_{0};
   std::atomic<bool> ended_{false};
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE void MigrationState::taint(std::size_t m) noexcept {
+  if (m < size_ && taint_[m].exchange(1, std::memory_order_acq_rel) == 0) {
+    tainted_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+MEMSHARD_DETAIL_INLINE void MigrationState::copied_to(std::size_t m) noexcept {
+  if (m < size_) {
+    copied_[m].store(1, std::memory_order_relaxed);
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationState::stats() const noexcept -> MigrationStats {
+  const auto get = [](const std::atomic<std::uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  const Counters& c = counters_;
+  MigrationStats out;
+  out.active = !ended();
+  out.new_hits = get(c.new_hits);
+  out.same_owner_misses = get(c.same_owner_misses);
+  out.fallback_hits = get(c.fallback_hits);
+  out.fallback_misses = get(c.fallback_misses);
+  out.fallback_skipped = get(c.fallback_skipped);
+  out.copies_stored = get(c.copies_stored);
+  out.copies_present = get(c.copies_present);
+  out.copies_revoked = get(c.copies_revoked);
+  out.copies_failed = get(c.copies_failed);
+  out.copies_ttl_exact = get(c.copies_ttl_exact);
+  out.copies_ttl_capped = get(c.copies_ttl_capped);
+  out.copies_skipped = get(c.copies_skipped);
+  out.old_copies_moved = get(c.old_copies_moved);
+  out.invalidations = get(c.invalidations);
+  out.invalidations_failed = get(c.invalidations_failed);
+  out.tainted_servers = get(tainted_);
+  out.counters_moved = get(c.counters_moved);
+  out.leases_won = get(c.leases_won);
+  out.leases_busy = get(c.leases_busy);
+  return out;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

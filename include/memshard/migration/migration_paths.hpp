@@ -36,6 +36,7 @@
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/result.hpp"
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/version.hpp"
@@ -86,23 +87,10 @@ class MigrationPaths {
   /// fallback_deadline: when a read of an old owner that starts now must
   /// end: the fallback timeout from now, or the call's deadline when that
   /// comes first.
-  [[nodiscard]] auto fallback_deadline() noexcept -> std::int64_t {
-    std::chrono::milliseconds timeout = options_->fallback_timeout;
-    if (timeout.count() == 0) {
-      timeout = (core_->options().connect_timeout + core_->options().io_timeout) / 2;
-    }
-    const std::int64_t own =
-        steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
-    return std::min(own, core_->call_deadline());
-  }
+  [[nodiscard]] auto fallback_deadline() noexcept -> std::int64_t;
 
   /// read_old: reads `key` on old owner `old` within the fallback timeout.
-  auto read_old(std::size_t old, std::string_view key) -> OldRead {
-    if (state_->tainted(old)) {
-      return OldRead{OldRead::Kind::kSkipped, {}, std::nullopt};
-    }
-    return fetch(old, key, fallback_deadline());
-  }
+  auto read_old(std::size_t old, std::string_view key) -> OldRead;
 
   /// read: reads `key` on member `s` (a new owner) within the client's
   /// timeouts.
@@ -113,36 +101,7 @@ class MigrationPaths {
   /// copy is deleted again (a writer invalidated it); otherwise, by the move
   /// rule, the old copy is deleted.
   auto copy_forward(std::size_t fresh, std::size_t old, std::string_view key, const OldRead& found)
-      -> CopyOutcome {
-    MigrationState::Counters& c = counters();
-    const std::optional<std::time_t> exptime = copy_exptime(found);
-    if (!exptime) {
-      MigrationState::count(c.copies_skipped);
-      return {KeyMigration::kTooShort, 0};
-    }
-    std::uint64_t copy_cas = 0;
-    const memcached_return_t added = add(fresh, key, found.item, *exptime, copy_cas);
-    if (added == MEMCACHED_NOTSTORED) {
-      MigrationState::count(c.copies_present);
-      return {KeyMigration::kAlreadyPresent, 0};
-    }
-    if (!memcached_success(added)) {
-      MigrationState::count(c.copies_failed);
-      return {KeyMigration::kNewOwnerFailed, 0};
-    }
-    state_->copied_to(fresh);
-    MigrationState::count(c.copies_stored);
-    MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
-    if (!still_valid(old, key, found)) {
-      (void)remove(fresh, key, copy_cas);
-      MigrationState::count(c.copies_revoked);
-      return {KeyMigration::kRevoked, 0};
-    }
-    if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
-      MigrationState::count(c.old_copies_moved);
-    }
-    return {KeyMigration::kCopied, copy_cas};
-  }
+      -> CopyOutcome;
 
   /// move: before an operation that needs the key's current value on the new
   /// owner (incr, append, replace, touch, add): reads the old copy, copies it
@@ -151,32 +110,7 @@ class MigrationPaths {
   /// as it would after that delete), and deletes the old one whatever the
   /// move rule says (a counter always moves). Answers whether a value was
   /// moved.
-  auto move(std::size_t fresh, std::size_t old, std::string_view key) -> bool {
-    const OldRead found = read_old(old, key);
-    if (found.kind != OldRead::Kind::kHit) {
-      if (found.kind == OldRead::Kind::kSkipped) {
-        (void)invalidate(old, key);  // journals it when the old copy cannot be reached
-      }
-      return false;
-    }
-    bool moved = false;
-    if (const std::optional<std::time_t> exptime = copy_exptime(found)) {
-      std::uint64_t copy_cas = 0;
-      moved = memcached_success(add(fresh, key, found.item, *exptime, copy_cas));
-      if (moved) {
-        state_->copied_to(fresh);
-        if (still_valid(old, key, found)) {
-          MigrationState::count(counters().counters_moved);
-        } else {
-          (void)remove(fresh, key, copy_cas);
-          MigrationState::count(counters().copies_revoked);
-          moved = false;
-        }
-      }
-    }
-    (void)invalidate(old, key);
-    return moved;
-  }
+  auto move(std::size_t fresh, std::size_t old, std::string_view key) -> bool;
 
   /// invalidate: deletes the old copy after a write; answers the delete's
   /// code. A deletion that fails taints the old server (it is not read again
@@ -184,19 +118,7 @@ class MigrationPaths {
   /// or that the call's deadline left no time for leaves the key in the old
   /// server's recovery journal, which deletes it before the server serves
   /// again, in this window or after an abort.
-  auto invalidate(std::size_t old, std::string_view key) -> memcached_return_t {
-    MigrationState::Counters& c = counters();
-    MigrationState::count(c.invalidations);
-    const Answer answer = delete_on(old, key, 0);
-    if (answer.rc != MEMCACHED_SUCCESS && answer.rc != MEMCACHED_NOTFOUND) {
-      MigrationState::count(c.invalidations_failed);
-      core_->remember(old, key);
-      if (answer.sent || core_->options().journal_capacity == 0) {
-        state_->taint(old);
-      }
-    }
-    return answer.rc;
-  }
+  auto invalidate(std::size_t old, std::string_view key) -> memcached_return_t;
 
   /// StrictRead: what strict_read() found: the item, or a failure of the new
   /// owner; `by_meta` false when the new owner has no meta commands (then
@@ -214,80 +136,7 @@ class MigrationPaths {
   /// meanwhile removed the lease, so the fill fails: no stale copy), or gives
   /// it back when the old owner has nothing; a lease another reader holds (Z)
   /// reads the old owner without copying.
-  auto strict_read(std::size_t fresh, std::size_t old, std::string_view key) -> StrictRead {
-    MigrationState::Counters& c = counters();
-    StrictRead out;
-    Fetched own = fetch_full(fresh, key, io_deadline(), lease_seconds());
-    if (!own.by_meta && own.read.kind != OldRead::Kind::kSkipped) {
-      out.by_meta = false;
-      return out;
-    }
-    if (own.read.kind == OldRead::Kind::kSkipped) {
-      out.status = std::move(own.status);
-      return out;
-    }
-    out.status = Status(Errc::kOk, MEMCACHED_SUCCESS, fresh);
-    const bool won = own.reply.won;
-    if (own.read.kind == OldRead::Kind::kHit && !won && !own.reply.win_sent) {
-      MigrationState::count(c.new_hits);  // a real value
-      out.item = std::move(own.read.item);
-      return out;
-    }
-    if (!won) {  // another reader holds the lease: read, never copy
-      MigrationState::count(c.leases_busy);
-      const OldRead found = read_old(old, key);
-      count_fallback(found);
-      if (found.kind == OldRead::Kind::kHit) {
-        out.item = found.item;
-        out.item->cas = 0;
-      }
-      return out;
-    }
-    const std::uint64_t lease_cas = own.reply.cas.value_or(0);
-    const OldRead found = read_old(old, key);
-    count_fallback(found);
-    const std::optional<std::time_t> exptime =
-        found.kind == OldRead::Kind::kHit ? copy_exptime(found) : std::nullopt;
-    if (!exptime) {
-      if (found.kind == OldRead::Kind::kHit) {
-        MigrationState::count(c.copies_skipped);
-      }
-      (void)remove(fresh, key, lease_cas);  // give the lease back
-      if (found.kind == OldRead::Kind::kHit) {
-        out.item = found.item;
-        out.item->cas = 0;
-      }
-      return out;
-    }
-    MigrationState::count(c.leases_won);
-    out.item = found.item;
-    out.item->cas = 0;
-    Answer filled = request(
-        fresh, "set", io_deadline(),
-        [&](MetaConnection& link, MetaDeadline until) {
-          return link.set(key, found.item.value,
-                          MetaSetFlags{.ttl = static_cast<std::int32_t>(*exptime),
-                                       .client_flags = found.item.flags,
-                                       .cas = lease_cas,
-                                       .return_cas = true},
-                          until);
-        },
-        [](memcached_st*) { return MEMCACHED_NOT_SUPPORTED; });
-    if (filled.rc == MEMCACHED_SUCCESS) {
-      state_->copied_to(fresh);
-      MigrationState::count(c.copies_stored);
-      MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
-      out.item->cas = filled.reply.cas.value_or(0);
-      if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
-        MigrationState::count(c.old_copies_moved);
-      }
-    } else if (filled.rc == MEMCACHED_DATA_EXISTS || filled.rc == MEMCACHED_NOTFOUND) {
-      MigrationState::count(c.copies_revoked);  // a writer took the lease away
-    } else {
-      MigrationState::count(c.copies_failed);
-    }
-    return out;
-  }
+  auto strict_read(std::size_t fresh, std::size_t old, std::string_view key) -> StrictRead;
 
   /// remove: deletes `key` on member `s` (only while its cas is `cas`, when
   /// not 0 and the server has meta commands): MEMCACHED_SUCCESS,
@@ -303,18 +152,9 @@ class MigrationPaths {
   // old copy before the new one, so an old copy that is unchanged now means
   // no write has finished since the read; and the window has not ended (from
   // then on writers no longer delete old copies, so the check proves nothing).
-  auto still_valid(std::size_t old, std::string_view key, const OldRead& found) -> bool {
-    const OldRead again = fetch(old, key, fallback_deadline());
-    return again.kind == OldRead::Kind::kHit && again.item.cas == found.item.cas &&
-           !state_->ended();
-  }
+  auto still_valid(std::size_t old, std::string_view key, const OldRead& found) -> bool;
 
-  void count_fallback(const OldRead& found) noexcept {
-    MigrationState::Counters& c = counters();
-    MigrationState::count(found.kind == OldRead::Kind::kHit    ? c.fallback_hits
-                          : found.kind == OldRead::Kind::kMiss ? c.fallback_misses
-                                                               : c.fallback_skipped);
-  }
+  void count_fallback(const OldRead& found) noexcept;
 
   [[nodiscard]] auto lease_seconds() const noexcept -> std::int32_t {
     return static_cast<std::int32_t>(options_->lease_ttl.count());
@@ -375,18 +215,7 @@ class MigrationPaths {
   }
 
   // remove(), with the whole answer.
-  auto delete_on(std::size_t s, std::string_view key, std::uint64_t cas) -> Answer {
-    MetaDeleteFlags flags;
-    if (cas != 0) {
-      flags.cas = cas;
-    }
-    return request(
-        s, "delete", io_deadline(),
-        [&](MetaConnection& link, MetaDeadline deadline) {
-          return link.remove(key, flags, deadline);
-        },
-        [&](memcached_st* memc) { return delete_key(memc, key); });
-  }
+  auto delete_on(std::size_t s, std::string_view key, std::uint64_t cas) -> Answer;
 
   // What fetch_full() read: the item (OldRead), the meta reply's flags
   // (lease W, Z), the Status of the request and whether it went by meta.
@@ -400,50 +229,7 @@ class MigrationPaths {
   // Reads `key` on `s`: value, flags, cas, and the TTL where meta tells it;
   // `lease`: vivify a missing key for that many seconds (meta only).
   auto fetch_full(std::size_t s, std::string_view key, Deadline deadline,
-                  std::optional<std::int32_t> lease = std::nullopt) -> Fetched {
-    Fetched out;
-    bool found = false;
-    bool by_handle = false;
-    MetaGetFlags flags{.value = true, .ttl = true, .client_flags = true, .cas = true};
-    flags.vivify_ttl = lease;
-    Answer answer = request(
-        s, "get", deadline,
-        [&](MetaConnection& link, MetaDeadline until) { return link.get(key, flags, until); },
-        [&](memcached_st* memc) {
-          by_handle = true;
-          const char* keys[] = {key.data()};
-          const std::size_t lengths[] = {key.size()};
-          memcached_return_t code = memcached_mget(memc, keys, lengths, 1);
-          if (memcached_success(code)) {
-            code = ConnectionPool::fetch_all(
-                core_->pool().handle(s), [&](std::string_view, const memcached_result_st& result) {
-                  found = true;
-                  out.read.item.value.assign(memcached_result_value(&result),
-                                             memcached_result_length(&result));
-                  out.read.item.flags = memcached_result_flags(&result);
-                  out.read.item.cas = memcached_result_cas(&result);
-                });
-          }
-          return code == MEMCACHED_SUCCESS && !found ? MEMCACHED_NOTFOUND : code;
-        });
-    out.by_meta = !by_handle && answer.rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED;
-    out.status = std::move(answer.status);
-    if (answer.rc == MEMCACHED_NOTFOUND) {
-      out.read.kind = OldRead::Kind::kMiss;
-    } else if (answer.rc != MEMCACHED_SUCCESS) {
-      out.read.kind = OldRead::Kind::kSkipped;
-    } else {
-      out.read.kind = OldRead::Kind::kHit;
-      if (answer.reply.kind == MetaReplyKind::kValue) {
-        out.read.item.value = std::move(answer.reply.value);
-        out.read.item.flags = answer.reply.client_flags.value_or(0);
-        out.read.item.cas = answer.reply.cas.value_or(0);
-        out.read.ttl = answer.reply.ttl;
-      }
-    }
-    out.reply = std::move(answer.reply);
-    return out;
-  }
+                  std::optional<std::int32_t> lease = std::nullopt) -> Fetched;
 
   auto fetch(std::size_t s, std::string_view key, Deadline deadline) -> OldRead {
     return std::move(fetch_full(s, key, deadline).read);
@@ -452,58 +238,14 @@ class MigrationPaths {
   // add of a copy on `s`; MEMCACHED_NOTSTORED when the key is there already.
   // `cas` gets the copy's cas where meta tells it.
   auto add(std::size_t s, std::string_view key, const Item& item, std::time_t exptime,
-           std::uint64_t& cas) -> memcached_return_t {
-    const Answer answer = request(
-        s, "add", io_deadline(),
-        [&](MetaConnection& link, MetaDeadline until) {
-          return link.set(key, item.value,
-                          MetaSetFlags{.ttl = static_cast<std::int32_t>(exptime),
-                                       .client_flags = item.flags,
-                                       .mode = MetaSetMode::kAdd,
-                                       .return_cas = true},
-                          until);
-        },
-        [&](memcached_st* memc) {
-          const memcached_return_t code =
-              memcached_add(memc, key.data(), key.size(), item.value.data(), item.value.size(),
-                            exptime, item.flags);
-          return code == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED : code;
-        });
-    cas = answer.reply.cas.value_or(0);
-    return answer.rc;
-  }
+           std::uint64_t& cas) -> memcached_return_t;
 
   // The exptime of a copy of `found`: its exact remaining TTL, else the cap;
   // nothing when too little is left.
-  [[nodiscard]] auto copy_exptime(const OldRead& found) const -> std::optional<std::time_t> {
-    if (!found.ttl) {
-      return static_cast<std::time_t>(options_->copy_ttl_cap.count());
-    }
-    const std::int64_t ttl = *found.ttl;
-    if (ttl < 0) {
-      return 0;  // the source never expires, so neither does its copy
-    }
-    if (ttl == 0 || ttl < options_->min_copy_ttl.count()) {
-      return std::nullopt;
-    }
-    // Over 30 days memcached reads an exptime as a date (on the client's clock
-    // here: the meta reply tells no server time).
-    return static_cast<std::time_t>(
-        exptime_for_copy(std::chrono::seconds{ttl}, static_cast<std::int64_t>(std::time(nullptr))));
-  }
+  [[nodiscard]] auto copy_exptime(const OldRead& found) const -> std::optional<std::time_t>;
 
   // Whether a copy forward deletes the old copy (MoveOnCopy).
-  [[nodiscard]] auto moves(std::size_t old) const noexcept -> bool {
-    switch (options_->move_on_copy) {
-      case MoveOnCopy::kAlways:
-        return true;
-      case MoveOnCopy::kNever:
-        return false;
-      case MoveOnCopy::kAuto:
-        break;
-    }
-    return old < placed_;
-  }
+  [[nodiscard]] auto moves(std::size_t old) const noexcept -> bool;
 
   ClientCore* core_;
   MetaPool* meta_;
@@ -511,6 +253,306 @@ class MigrationPaths {
   MigrationState* state_;
   std::size_t placed_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::fallback_deadline() noexcept -> std::int64_t {
+  std::chrono::milliseconds timeout = options_->fallback_timeout;
+  if (timeout.count() == 0) {
+    timeout = (core_->options().connect_timeout + core_->options().io_timeout) / 2;
+  }
+  const std::int64_t own =
+      steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  return std::min(own, core_->call_deadline());
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::read_old(std::size_t old, std::string_view key)
+    -> OldRead {
+  if (state_->tainted(old)) {
+    return OldRead{OldRead::Kind::kSkipped, {}, std::nullopt};
+  }
+  return fetch(old, key, fallback_deadline());
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::copy_forward(std::size_t fresh, std::size_t old,
+                                                         std::string_view key, const OldRead& found)
+    -> CopyOutcome {
+  MigrationState::Counters& c = counters();
+  const std::optional<std::time_t> exptime = copy_exptime(found);
+  if (!exptime) {
+    MigrationState::count(c.copies_skipped);
+    return {KeyMigration::kTooShort, 0};
+  }
+  std::uint64_t copy_cas = 0;
+  const memcached_return_t added = add(fresh, key, found.item, *exptime, copy_cas);
+  if (added == MEMCACHED_NOTSTORED) {
+    MigrationState::count(c.copies_present);
+    return {KeyMigration::kAlreadyPresent, 0};
+  }
+  if (!memcached_success(added)) {
+    MigrationState::count(c.copies_failed);
+    return {KeyMigration::kNewOwnerFailed, 0};
+  }
+  state_->copied_to(fresh);
+  MigrationState::count(c.copies_stored);
+  MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
+  if (!still_valid(old, key, found)) {
+    (void)remove(fresh, key, copy_cas);
+    MigrationState::count(c.copies_revoked);
+    return {KeyMigration::kRevoked, 0};
+  }
+  if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
+    MigrationState::count(c.old_copies_moved);
+  }
+  return {KeyMigration::kCopied, copy_cas};
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::move(std::size_t fresh, std::size_t old,
+                                                 std::string_view key) -> bool {
+  const OldRead found = read_old(old, key);
+  if (found.kind != OldRead::Kind::kHit) {
+    if (found.kind == OldRead::Kind::kSkipped) {
+      (void)invalidate(old, key);  // journals it when the old copy cannot be reached
+    }
+    return false;
+  }
+  bool moved = false;
+  if (const std::optional<std::time_t> exptime = copy_exptime(found)) {
+    std::uint64_t copy_cas = 0;
+    moved = memcached_success(add(fresh, key, found.item, *exptime, copy_cas));
+    if (moved) {
+      state_->copied_to(fresh);
+      if (still_valid(old, key, found)) {
+        MigrationState::count(counters().counters_moved);
+      } else {
+        (void)remove(fresh, key, copy_cas);
+        MigrationState::count(counters().copies_revoked);
+        moved = false;
+      }
+    }
+  }
+  (void)invalidate(old, key);
+  return moved;
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::invalidate(std::size_t old, std::string_view key)
+    -> memcached_return_t {
+  MigrationState::Counters& c = counters();
+  MigrationState::count(c.invalidations);
+  const Answer answer = delete_on(old, key, 0);
+  if (answer.rc != MEMCACHED_SUCCESS && answer.rc != MEMCACHED_NOTFOUND) {
+    MigrationState::count(c.invalidations_failed);
+    core_->remember(old, key);
+    if (answer.sent || core_->options().journal_capacity == 0) {
+      state_->taint(old);
+    }
+  }
+  return answer.rc;
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::strict_read(std::size_t fresh, std::size_t old,
+                                                        std::string_view key) -> StrictRead {
+  MigrationState::Counters& c = counters();
+  StrictRead out;
+  Fetched own = fetch_full(fresh, key, io_deadline(), lease_seconds());
+  if (!own.by_meta && own.read.kind != OldRead::Kind::kSkipped) {
+    out.by_meta = false;
+    return out;
+  }
+  if (own.read.kind == OldRead::Kind::kSkipped) {
+    out.status = std::move(own.status);
+    return out;
+  }
+  out.status = Status(Errc::kOk, MEMCACHED_SUCCESS, fresh);
+  const bool won = own.reply.won;
+  if (own.read.kind == OldRead::Kind::kHit && !won && !own.reply.win_sent) {
+    MigrationState::count(c.new_hits);  // a real value
+    out.item = std::move(own.read.item);
+    return out;
+  }
+  if (!won) {  // another reader holds the lease: read, never copy
+    MigrationState::count(c.leases_busy);
+    const OldRead found = read_old(old, key);
+    count_fallback(found);
+    if (found.kind == OldRead::Kind::kHit) {
+      out.item = found.item;
+      out.item->cas = 0;
+    }
+    return out;
+  }
+  const std::uint64_t lease_cas = own.reply.cas.value_or(0);
+  const OldRead found = read_old(old, key);
+  count_fallback(found);
+  const std::optional<std::time_t> exptime =
+      found.kind == OldRead::Kind::kHit ? copy_exptime(found) : std::nullopt;
+  if (!exptime) {
+    if (found.kind == OldRead::Kind::kHit) {
+      MigrationState::count(c.copies_skipped);
+    }
+    (void)remove(fresh, key, lease_cas);  // give the lease back
+    if (found.kind == OldRead::Kind::kHit) {
+      out.item = found.item;
+      out.item->cas = 0;
+    }
+    return out;
+  }
+  MigrationState::count(c.leases_won);
+  out.item = found.item;
+  out.item->cas = 0;
+  Answer filled = request(
+      fresh, "set", io_deadline(),
+      [&](MetaConnection& link, MetaDeadline until) {
+        return link.set(key, found.item.value,
+                        MetaSetFlags{.ttl = static_cast<std::int32_t>(*exptime),
+                                     .client_flags = found.item.flags,
+                                     .cas = lease_cas,
+                                     .return_cas = true},
+                        until);
+      },
+      [](memcached_st*) { return MEMCACHED_NOT_SUPPORTED; });
+  if (filled.rc == MEMCACHED_SUCCESS) {
+    state_->copied_to(fresh);
+    MigrationState::count(c.copies_stored);
+    MigrationState::count(found.ttl ? c.copies_ttl_exact : c.copies_ttl_capped);
+    out.item->cas = filled.reply.cas.value_or(0);
+    if (moves(old) && remove(old, key, found.item.cas) == MEMCACHED_SUCCESS) {
+      MigrationState::count(c.old_copies_moved);
+    }
+  } else if (filled.rc == MEMCACHED_DATA_EXISTS || filled.rc == MEMCACHED_NOTFOUND) {
+    MigrationState::count(c.copies_revoked);  // a writer took the lease away
+  } else {
+    MigrationState::count(c.copies_failed);
+  }
+  return out;
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::still_valid(std::size_t old, std::string_view key,
+                                                        const OldRead& found) -> bool {
+  const OldRead again = fetch(old, key, fallback_deadline());
+  return again.kind == OldRead::Kind::kHit && again.item.cas == found.item.cas && !state_->ended();
+}
+
+MEMSHARD_DETAIL_INLINE void MigrationPaths::count_fallback(const OldRead& found) noexcept {
+  MigrationState::Counters& c = counters();
+  MigrationState::count(found.kind == OldRead::Kind::kHit    ? c.fallback_hits
+                        : found.kind == OldRead::Kind::kMiss ? c.fallback_misses
+                                                             : c.fallback_skipped);
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::delete_on(std::size_t s, std::string_view key,
+                                                      std::uint64_t cas) -> Answer {
+  MetaDeleteFlags flags;
+  if (cas != 0) {
+    flags.cas = cas;
+  }
+  return request(
+      s, "delete", io_deadline(),
+      [&](MetaConnection& link, MetaDeadline deadline) {
+        return link.remove(key, flags, deadline);
+      },
+      [&](memcached_st* memc) { return delete_key(memc, key); });
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::fetch_full(std::size_t s, std::string_view key,
+                                                       Deadline deadline,
+                                                       std::optional<std::int32_t> lease)
+    -> Fetched {
+  Fetched out;
+  bool found = false;
+  bool by_handle = false;
+  MetaGetFlags flags{.value = true, .ttl = true, .client_flags = true, .cas = true};
+  flags.vivify_ttl = lease;
+  Answer answer = request(
+      s, "get", deadline,
+      [&](MetaConnection& link, MetaDeadline until) { return link.get(key, flags, until); },
+      [&](memcached_st* memc) {
+        by_handle = true;
+        const char* keys[] = {key.data()};
+        const std::size_t lengths[] = {key.size()};
+        memcached_return_t code = memcached_mget(memc, keys, lengths, 1);
+        if (memcached_success(code)) {
+          code = ConnectionPool::fetch_all(
+              core_->pool().handle(s), [&](std::string_view, const memcached_result_st& result) {
+                found = true;
+                out.read.item.value.assign(memcached_result_value(&result),
+                                           memcached_result_length(&result));
+                out.read.item.flags = memcached_result_flags(&result);
+                out.read.item.cas = memcached_result_cas(&result);
+              });
+        }
+        return code == MEMCACHED_SUCCESS && !found ? MEMCACHED_NOTFOUND : code;
+      });
+  out.by_meta = !by_handle && answer.rc != MEMCACHED_SERVER_TEMPORARILY_DISABLED;
+  out.status = std::move(answer.status);
+  if (answer.rc == MEMCACHED_NOTFOUND) {
+    out.read.kind = OldRead::Kind::kMiss;
+  } else if (answer.rc != MEMCACHED_SUCCESS) {
+    out.read.kind = OldRead::Kind::kSkipped;
+  } else {
+    out.read.kind = OldRead::Kind::kHit;
+    if (answer.reply.kind == MetaReplyKind::kValue) {
+      out.read.item.value = std::move(answer.reply.value);
+      out.read.item.flags = answer.reply.client_flags.value_or(0);
+      out.read.item.cas = answer.reply.cas.value_or(0);
+      out.read.ttl = answer.reply.ttl;
+    }
+  }
+  out.reply = std::move(answer.reply);
+  return out;
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::add(std::size_t s, std::string_view key,
+                                                const Item& item, std::time_t exptime,
+                                                std::uint64_t& cas) -> memcached_return_t {
+  const Answer answer = request(
+      s, "add", io_deadline(),
+      [&](MetaConnection& link, MetaDeadline until) {
+        return link.set(key, item.value,
+                        MetaSetFlags{.ttl = static_cast<std::int32_t>(exptime),
+                                     .client_flags = item.flags,
+                                     .mode = MetaSetMode::kAdd,
+                                     .return_cas = true},
+                        until);
+      },
+      [&](memcached_st* memc) {
+        const memcached_return_t code =
+            memcached_add(memc, key.data(), key.size(), item.value.data(), item.value.size(),
+                          exptime, item.flags);
+        return code == MEMCACHED_DATA_EXISTS ? MEMCACHED_NOTSTORED : code;
+      });
+  cas = answer.reply.cas.value_or(0);
+  return answer.rc;
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::copy_exptime(const OldRead& found) const
+    -> std::optional<std::time_t> {
+  if (!found.ttl) {
+    return static_cast<std::time_t>(options_->copy_ttl_cap.count());
+  }
+  const std::int64_t ttl = *found.ttl;
+  if (ttl < 0) {
+    return 0;  // the source never expires, so neither does its copy
+  }
+  if (ttl == 0 || ttl < options_->min_copy_ttl.count()) {
+    return std::nullopt;
+  }
+  // Over 30 days memcached reads an exptime as a date (on the client's clock
+  // here: the meta reply tells no server time).
+  return static_cast<std::time_t>(
+      exptime_for_copy(std::chrono::seconds{ttl}, static_cast<std::int64_t>(std::time(nullptr))));
+}
+
+MEMSHARD_DETAIL_INLINE auto MigrationPaths::moves(std::size_t old) const noexcept -> bool {
+  switch (options_->move_on_copy) {
+    case MoveOnCopy::kAlways:
+      return true;
+    case MoveOnCopy::kNever:
+      return false;
+    case MoveOnCopy::kAuto:
+      break;
+  }
+  return old < placed_;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -24,6 +24,7 @@
 
 #include "memshard/client/client_options.hpp"
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/fleet/fleet.hpp"
 #include "memshard/placement/server.hpp"
@@ -69,43 +70,13 @@ class ConnectionPool {
   /// bind: moves to `members` (which must outlive the next bind). Connections
   /// to servers in both lists (same host:port) are kept; the others close.
   /// The fan handle always closes: it holds the old list.
-  void bind(const Membership& members) {
-    std::vector<MemcachedHandle> handles(members.size());
-    if (members_ != nullptr) {
-      // The open connections by endpoint: O((n + m) log m), never n * m.
-      std::map<std::pair<std::string_view, std::uint16_t>, std::size_t> open;
-      for (std::size_t old = 0; old < members_->size(); ++old) {
-        if (handles_[old]) {
-          open.emplace(std::pair<std::string_view, std::uint16_t>(members_->servers[old].host,
-                                                                  members_->servers[old].port),
-                       old);
-        }
-      }
-      for (std::size_t s = 0; s < members.size() && !open.empty(); ++s) {
-        const auto found = open.find({members.servers[s].host, members.servers[s].port});
-        if (found != open.end()) {
-          handles[s] = std::move(handles_[found->second]);
-          open.erase(found);
-        }
-      }
-    }
-    members_ = &members;
-    handles_ = std::move(handles);
-    fan_.reset();
-    fan_stale_ = false;
-  }
+  void bind(const Membership& members);
 
   /// options: the client's options.
   [[nodiscard]] auto options() const noexcept -> const ClientOptions& { return options_; }
 
   /// handle: server `s`'s own handle, connected on first use.
-  auto handle(std::size_t s) -> MemcachedHandle& {
-    MemcachedHandle& handle = handles_[s];
-    if (!handle) {
-      handle = MemcachedHandle(members_->servers[s], options_);
-    }
-    return handle;
-  }
+  auto handle(std::size_t s) -> MemcachedHandle&;
 
   /// has_handle: whether server `s` has a handle now.
   [[nodiscard]] auto has_handle(std::size_t s) const noexcept -> bool {
@@ -125,22 +96,10 @@ class ConnectionPool {
 
   /// fan: the handle holding every server, for multi-gets; a new one when a
   /// server failed since it was made (its connection there may be dead too).
-  auto fan() -> FanHandle& {
-    if (fan_stale_) {
-      fan_.reset();
-      fan_stale_ = false;
-    }
-    if (!fan_) {
-      fan_ = FanHandle(members_->servers, options_);
-    }
-    return fan_;
-  }
+  auto fan() -> FanHandle&;
 
   /// drop_fan: closes the fan handle.
-  void drop_fan() noexcept {
-    fan_.reset();
-    fan_stale_ = false;
-  }
+  void drop_fan() noexcept;
 
   /// server_failed: a server failed on some connection: the next multi-get
   /// opens a fresh fan handle.
@@ -149,24 +108,10 @@ class ConnectionPool {
   /// limit_wait: shortens a handle's waits so that they end by `deadline`
   /// (steady clock ns); at least 1 ms, so an answer that has already arrived
   /// is still read.
-  void limit_wait(memcached_st* memc, std::int64_t deadline) const noexcept {
-    const std::int64_t left_ms = (deadline - steady_now_ns()) / 1'000'000;
-    const auto wait = static_cast<std::uint64_t>(std::max<std::int64_t>(left_ms, 1));
-    (void)memcached_behavior_set(
-        memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
-        std::min(wait, static_cast<std::uint64_t>(options_.io_timeout.count())));
-    (void)memcached_behavior_set(
-        memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
-        std::min(wait, static_cast<std::uint64_t>(options_.connect_timeout.count())));
-  }
+  void limit_wait(memcached_st* memc, std::int64_t deadline) const noexcept;
 
   /// restore_wait: undoes limit_wait.
-  void restore_wait(memcached_st* memc) const noexcept {
-    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
-                                 static_cast<std::uint64_t>(options_.io_timeout.count()));
-    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
-                                 static_cast<std::uint64_t>(options_.connect_timeout.count()));
-  }
+  void restore_wait(memcached_st* memc) const noexcept;
 
   /// fetch_all: hands every result of an mget sent on `connection` (one of
   /// this pool's handles) to `sink(key, result)`; answers the final code
@@ -197,6 +142,77 @@ class ConnectionPool {
   FanHandle fan_;
   bool fan_stale_ = false;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE void ConnectionPool::bind(const Membership& members) {
+  std::vector<MemcachedHandle> handles(members.size());
+  if (members_ != nullptr) {
+    // The open connections by endpoint: O((n + m) log m), never n * m.
+    std::map<std::pair<std::string_view, std::uint16_t>, std::size_t> open;
+    for (std::size_t old = 0; old < members_->size(); ++old) {
+      if (handles_[old]) {
+        open.emplace(std::pair<std::string_view, std::uint16_t>(members_->servers[old].host,
+                                                                members_->servers[old].port),
+                     old);
+      }
+    }
+    for (std::size_t s = 0; s < members.size() && !open.empty(); ++s) {
+      const auto found = open.find({members.servers[s].host, members.servers[s].port});
+      if (found != open.end()) {
+        handles[s] = std::move(handles_[found->second]);
+        open.erase(found);
+      }
+    }
+  }
+  members_ = &members;
+  handles_ = std::move(handles);
+  fan_.reset();
+  fan_stale_ = false;
+}
+
+MEMSHARD_DETAIL_INLINE auto ConnectionPool::handle(std::size_t s) -> MemcachedHandle& {
+  MemcachedHandle& handle = handles_[s];
+  if (!handle) {
+    handle = MemcachedHandle(members_->servers[s], options_);
+  }
+  return handle;
+}
+
+MEMSHARD_DETAIL_INLINE auto ConnectionPool::fan() -> FanHandle& {
+  if (fan_stale_) {
+    fan_.reset();
+    fan_stale_ = false;
+  }
+  if (!fan_) {
+    fan_ = FanHandle(members_->servers, options_);
+  }
+  return fan_;
+}
+
+MEMSHARD_DETAIL_INLINE void ConnectionPool::drop_fan() noexcept {
+  fan_.reset();
+  fan_stale_ = false;
+}
+
+MEMSHARD_DETAIL_INLINE void ConnectionPool::limit_wait(memcached_st* memc,
+                                                       std::int64_t deadline) const noexcept {
+  const std::int64_t left_ms = (deadline - steady_now_ns()) / 1'000'000;
+  const auto wait = static_cast<std::uint64_t>(std::max<std::int64_t>(left_ms, 1));
+  (void)memcached_behavior_set(
+      memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
+      std::min(wait, static_cast<std::uint64_t>(options_.io_timeout.count())));
+  (void)memcached_behavior_set(
+      memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+      std::min(wait, static_cast<std::uint64_t>(options_.connect_timeout.count())));
+}
+
+MEMSHARD_DETAIL_INLINE void ConnectionPool::restore_wait(memcached_st* memc) const noexcept {
+  (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT,
+                               static_cast<std::uint64_t>(options_.io_timeout.count()));
+  (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+                               static_cast<std::uint64_t>(options_.connect_timeout.count()));
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/detail/meta_protocol.hpp"
 
@@ -201,17 +202,7 @@ class MetaConnection {
         host_(std::move(other.host_)),
         port_(other.port_),
         unparsed_(std::move(other.unparsed_)) {}
-  auto operator=(MetaConnection&& other) noexcept -> MetaConnection& {
-    if (this != &other) {
-      close();
-      options_ = other.options_;
-      fd_ = std::exchange(other.fd_, -1);
-      host_ = std::move(other.host_);
-      port_ = other.port_;
-      unparsed_ = std::move(other.unparsed_);
-    }
-    return *this;
-  }
+  auto operator=(MetaConnection&& other) noexcept -> MetaConnection&;
   ~MetaConnection() { close(); }
 
   /// connect: closes any open connection and connects to `host` (a numeric
@@ -219,27 +210,13 @@ class MetaConnection {
   /// each address in turn until one accepts or `deadline` passes. Later calls
   /// reconnect to the same host and port after a failure.
   [[nodiscard]] auto connect(std::string_view host, std::uint16_t port, MetaDeadline deadline)
-      -> MetaStatus {
-    close();
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
-    }
-    host_.assign(host);
-    port_ = port;
-    return open(deadline);
-  }
+      -> MetaStatus;
 
   /// is_open: whether a socket is connected (it may still fail on next use).
   [[nodiscard]] auto is_open() const noexcept -> bool { return fd_ >= 0; }
 
   /// close: closes the socket and drops unread bytes; host and port are kept.
-  void close() noexcept {
-    if (fd_ >= 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-    unparsed_.clear();
-  }
+  void close() noexcept;
 
   /// host: the host given to connect().
   [[nodiscard]] auto host() const noexcept -> const std::string& { return host_; }
@@ -249,69 +226,23 @@ class MetaConnection {
   /// get: `mg key <flags>`. A miss is a reply of kind kMiss. flags.quiet is
   /// refused (a hit would be the only answer): use pipeline().
   [[nodiscard]] auto get(std::string_view key, const MetaGetFlags& flags, MetaDeadline deadline)
-      -> MetaOutcome {
-    if (flags.quiet) {
-      return {quiet_refused(), {}};
-    }
-    std::string request;
-    if (auto problem = write_meta_get(request, key, flags)) {
-      return {invalid(problem->message()), {}};
-    }
-    return exchange(request, deadline);
-  }
+      -> MetaOutcome;
 
   /// set: `ms key <length> <flags>` with `value`. flags.quiet is refused.
   [[nodiscard]] auto set(std::string_view key, std::string_view value, const MetaSetFlags& flags,
-                         MetaDeadline deadline) -> MetaOutcome {
-    if (flags.quiet) {
-      return {quiet_refused(), {}};
-    }
-    std::string request;
-    if (auto problem = write_meta_set(request, key, value, flags)) {
-      return {invalid(problem->message()), {}};
-    }
-    return exchange(request, deadline);
-  }
+                         MetaDeadline deadline) -> MetaOutcome;
 
   /// remove: `md key <flags>`. flags.quiet is refused.
   [[nodiscard]] auto remove(std::string_view key, const MetaDeleteFlags& flags,
-                            MetaDeadline deadline) -> MetaOutcome {
-    if (flags.quiet) {
-      return {quiet_refused(), {}};
-    }
-    std::string request;
-    if (auto problem = write_meta_delete(request, key, flags)) {
-      return {invalid(problem->message()), {}};
-    }
-    return exchange(request, deadline);
-  }
+                            MetaDeadline deadline) -> MetaOutcome;
 
   /// arithmetic: `ma key <flags>`. flags.quiet is refused.
   [[nodiscard]] auto arithmetic(std::string_view key, const MetaArithmeticFlags& flags,
-                                MetaDeadline deadline) -> MetaOutcome {
-    if (flags.quiet) {
-      return {quiet_refused(), {}};
-    }
-    std::string request;
-    if (auto problem = write_meta_arithmetic(request, key, flags)) {
-      return {invalid(problem->message()), {}};
-    }
-    return exchange(request, deadline);
-  }
+                                MetaDeadline deadline) -> MetaOutcome;
 
   /// noop: `mn`, which also detects meta support: kOk when the server answers
   /// MN, kNoMetaSupport when it answers ERROR (memcached before 1.6).
-  [[nodiscard]] auto noop(MetaDeadline deadline) -> MetaStatus {
-    std::string request;
-    write_meta_noop(request);
-    MetaOutcome outcome = exchange(request, deadline);
-    if (outcome.ok() && outcome.reply.kind != MetaReplyKind::kNoop) {
-      close();
-      return failure(MetaErrc::kMalformed, 0,
-                     "mn answered by " + std::string(to_string(outcome.reply.kind)));
-    }
-    return std::move(outcome.status);
-  }
+  [[nodiscard]] auto noop(MetaDeadline deadline) -> MetaStatus;
 
   /// pipeline: sends `requests` (meta requests made by the write_meta_*
   /// functions, quiet ones included, but no `mn`) followed by `mn` in one
@@ -319,30 +250,7 @@ class MetaConnection {
   /// Replies come in request order; a quiet request that succeeded has none
   /// (match them with opaque tokens).
   [[nodiscard]] auto pipeline(std::string_view requests, MetaDeadline deadline)
-      -> MetaPipelineOutcome {
-    MetaPipelineOutcome out;
-    std::string request(requests);
-    write_meta_noop(request);
-    if (out.status = begin(request, deadline); !out.status) {
-      return out;
-    }
-    MetaReplyParser parser(options_.limits);
-    for (;;) {
-      MetaOutcome one = read_meta(parser, deadline);
-      if (!one.ok()) {
-        out.status = std::move(one.status);
-        return out;
-      }
-      if (one.reply.kind == MetaReplyKind::kNoop) {
-        return out;
-      }
-      if (out.replies.size() >= options_.max_replies) {
-        out.status = malformed("more replies than the maximum");
-        return out;
-      }
-      out.replies.push_back(std::move(one.reply));
-    }
-  }
+      -> MetaPipelineOutcome;
 
   /// lines: sends the text command `command` (without "\r\n"; for example
   /// "lru_crawler metadump all") and calls `on_line(std::string_view)` for
@@ -408,38 +316,12 @@ class MetaConnection {
 
   /// stats: `stats` (or `stats <group>`, for example "settings"): every
   /// "STAT name value" line, in order.
-  [[nodiscard]] auto stats(MetaDeadline deadline, std::string_view group = {}) -> MetaStatsOutcome {
-    MetaStatsOutcome out;
-    std::string command = "stats";
-    if (!group.empty()) {
-      command.append(" ").append(group);
-    }
-    bool bad = false;
-    out.status = lines(command, deadline, [&](std::string_view line) {
-      const auto stat = split_stat_line(line);
-      if (!stat || out.stats.size() >= options_.max_replies) {
-        bad = true;
-        return;
-      }
-      out.stats.emplace_back(stat->first, stat->second);
-    });
-    if (out.status && bad) {
-      close();
-      out.status = failure(MetaErrc::kMalformed, 0,
-                           endpoint() + ": a stats line is not 'STAT name value', or too many");
-    }
-    return out;
-  }
+  [[nodiscard]] auto stats(MetaDeadline deadline, std::string_view group = {}) -> MetaStatsOutcome;
 
  private:
   static constexpr std::size_t kReadChunk = 16384;
 
-  [[nodiscard]] auto endpoint() const -> std::string {
-    if (host_.find(':') != std::string::npos) {
-      return "[" + host_ + "]:" + std::to_string(port_);
-    }
-    return host_ + ":" + std::to_string(port_);
-  }
+  [[nodiscard]] auto endpoint() const -> std::string;
 
   [[nodiscard]] static auto failure(MetaErrc code, int error_number, std::string message)
       -> MetaStatus {
@@ -455,14 +337,7 @@ class MetaConnection {
   }
 
   // A failure that closes the connection (it may hold unread bytes).
-  auto closing(MetaErrc code, int error_number, std::string what) -> MetaStatus {
-    close();
-    std::string message = endpoint() + ": " + what;
-    if (error_number != 0) {
-      message.append(": ").append(std::generic_category().message(error_number));
-    }
-    return failure(code, error_number, std::move(message));
-  }
+  auto closing(MetaErrc code, int error_number, std::string what) -> MetaStatus;
 
   auto malformed(std::string_view reason) -> MetaStatus {
     return closing(MetaErrc::kMalformed, 0, "malformed reply: " + std::string(reason));
@@ -471,256 +346,41 @@ class MetaConnection {
   auto timed_out() -> MetaStatus { return closing(MetaErrc::kTimeout, 0, "deadline passed"); }
 
   // Nanoseconds left until `deadline` (<= 0 once it has passed).
-  [[nodiscard]] static auto left_ns(MetaDeadline deadline) noexcept -> std::int64_t {
-    const std::int64_t end =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
-    return end - steady_now_ns();
-  }
+  [[nodiscard]] static auto left_ns(MetaDeadline deadline) noexcept -> std::int64_t;
 
   // Waits until `fd_` reports one of `events` (1), the deadline passes (0) or
   // poll fails (-1, errno set). Never waits past the deadline.
   [[nodiscard]] auto wait(short events, MetaDeadline deadline, short& revents) const noexcept
-      -> int {
-    for (;;) {
-      const std::int64_t left = left_ns(deadline);
-      if (left <= 0) {
-        return 0;
-      }
-      pollfd entry{fd_, events, 0};
-#if defined(__linux__)
-      const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
-                             static_cast<long>(left % 1'000'000'000)};
-      const int ready = ::ppoll(&entry, 1, &timeout, nullptr);
-#else
-      // poll() counts milliseconds: round down and loop, so as not to overrun.
-      const int ready =
-          ::poll(&entry, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000, 60'000)));
-#endif
-      if (ready > 0) {
-        revents = entry.revents;
-        return 1;
-      }
-      if (ready < 0 && errno != EINTR) {
-        return -1;
-      }
-    }
-  }
+      -> int;
 
   // Resolves host_ and connects to the first address that accepts.
-  auto open(MetaDeadline deadline) -> MetaStatus {
-    close();
-    if (host_.empty()) {
-      return failure(MetaErrc::kNotConnected, 0, "connect() was not called");
-    }
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    // Not bounded by the deadline: getaddrinfo() blocks for as long as the
-    // resolver takes (numeric addresses return at once).
-    const std::string service = std::to_string(port_);
-    if (const int rc = ::getaddrinfo(host_.c_str(), service.c_str(), &hints, &found); rc != 0) {
-      return failure(MetaErrc::kResolve, 0, "cannot resolve " + host_ + ": " + ::gai_strerror(rc));
-    }
-    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
-    MetaStatus last = failure(MetaErrc::kConnect, 0, endpoint() + ": no address");
-    for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
-      last = connect_one(*address, deadline);
-      if (last || last.code == MetaErrc::kTimeout) {
-        return last;
-      }
-    }
-    return last;
-  }
+  auto open(MetaDeadline deadline) -> MetaStatus;
 
-  auto connect_one(const addrinfo& address, MetaDeadline deadline) -> MetaStatus {
-    if (left_ns(deadline) <= 0) {
-      return timed_out();
-    }
-    fd_ = ::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                   address.ai_protocol);
-    if (fd_ < 0) {
-      return closing(MetaErrc::kIo, errno, "socket()");
-    }
-    const int one = 1;
-    static_cast<void>(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
-    if (::connect(fd_, address.ai_addr, address.ai_addrlen) == 0) {
-      return {};
-    }
-    if (errno != EINPROGRESS) {
-      return closing(MetaErrc::kConnect, errno, "connect()");
-    }
-    short revents = 0;
-    const int ready = wait(POLLOUT, deadline, revents);
-    if (ready == 0) {
-      return timed_out();
-    }
-    if (ready < 0) {
-      return closing(MetaErrc::kIo, errno, "poll()");
-    }
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
-      return closing(MetaErrc::kIo, errno, "getsockopt()");
-    }
-    if (error != 0) {
-      return closing(MetaErrc::kConnect, error, "connect()");
-    }
-    return {};
-  }
+  auto connect_one(const addrinfo& address, MetaDeadline deadline) -> MetaStatus;
 
   // Opens the connection if needed (reopening one the server closed while
   // idle) and sends `request` whole, reading meanwhile what the server
   // answers into unparsed_ (so that a long pipeline cannot deadlock).
-  auto begin(std::string_view request, MetaDeadline deadline) -> MetaStatus {
-    if (left_ns(deadline) <= 0) {
-      // Nothing is in flight: the connection stays as it is.
-      return failure(MetaErrc::kTimeout, 0, endpoint() + ": deadline passed before the request");
-    }
-    if (fd_ >= 0 && !idle_and_sound()) {
-      close();
-    }
-    if (fd_ < 0) {
-      if (MetaStatus status = open(deadline); !status) {
-        return status;
-      }
-    }
-    std::size_t sent = 0;
-    while (sent < request.size()) {
-      const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-        return lost(errno, "send()");
-      }
-      short revents = 0;
-      const int ready = wait(POLLOUT | POLLIN, deadline, revents);
-      if (ready == 0) {
-        return timed_out();
-      }
-      if (ready < 0) {
-        return closing(MetaErrc::kIo, errno, "poll()");
-      }
-      if ((revents & POLLIN) != 0) {
-        std::array<char, kReadChunk> chunk{};
-        const ssize_t got = ::recv(fd_, chunk.data(), chunk.size(), 0);
-        if (got == 0) {
-          return closing(MetaErrc::kDisconnected, 0, "the server closed the connection");
-        }
-        if (got > 0) {
-          unparsed_.append(chunk.data(), static_cast<std::size_t>(got));
-        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-          return lost(errno, "recv()");
-        }
-      }
-    }
-    return {};
-  }
+  auto begin(std::string_view request, MetaDeadline deadline) -> MetaStatus;
 
   // Whether an open, idle connection is still usable: nothing to read (no
   // close by the server, no stray bytes).
-  [[nodiscard]] auto idle_and_sound() const noexcept -> bool {
-    if (!unparsed_.empty()) {
-      return false;
-    }
-    pollfd entry{fd_, POLLIN, 0};
-    return ::poll(&entry, 1, 0) == 0;
-  }
+  [[nodiscard]] auto idle_and_sound() const noexcept -> bool;
 
   // A socket error: the peer's close or reset, or another failure.
-  auto lost(int error, std::string_view call) -> MetaStatus {
-    const bool peer = error == ECONNRESET || error == EPIPE || error == ECONNABORTED;
-    return closing(peer ? MetaErrc::kDisconnected : MetaErrc::kIo, error, std::string(call));
-  }
+  auto lost(int error, std::string_view call) -> MetaStatus;
 
   // Receives at least one byte into `buffer`, waiting until the deadline.
   auto receive(char* buffer, std::size_t size, MetaDeadline deadline, std::size_t& got)
-      -> MetaStatus {
-    for (;;) {
-      const ssize_t n = ::recv(fd_, buffer, size, 0);
-      if (n > 0) {
-        got = static_cast<std::size_t>(n);
-        return {};
-      }
-      if (n == 0) {
-        return closing(MetaErrc::kDisconnected, 0, "the server closed the connection");
-      }
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        return lost(errno, "recv()");
-      }
-      short revents = 0;
-      const int ready = wait(POLLIN, deadline, revents);
-      if (ready == 0) {
-        return timed_out();
-      }
-      if (ready < 0) {
-        return closing(MetaErrc::kIo, errno, "poll()");
-      }
-    }
-  }
+      -> MetaStatus;
 
   // Reads one meta reply with `parser`, starting with unparsed_; bytes after
   // it stay in unparsed_.
-  auto read_meta(MetaReplyParser& parser, MetaDeadline deadline) -> MetaOutcome {
-    std::array<char, kReadChunk> chunk{};
-    for (;;) {
-      std::string_view bytes = unparsed_;
-      if (bytes.empty()) {
-        std::size_t got = 0;
-        if (MetaStatus status = receive(chunk.data(), chunk.size(), deadline, got); !status) {
-          return {std::move(status), {}};
-        }
-        bytes = std::string_view(chunk.data(), got);
-      }
-      const MetaParseResult step = parser.feed(bytes);
-      if (step.status == MetaParse::kMalformed) {
-        return {malformed(step.reason), {}};
-      }
-      if (step.status == MetaParse::kNeedMore) {
-        unparsed_.clear();
-        continue;
-      }
-      const std::string rest(bytes.substr(step.consumed));
-      unparsed_ = rest;
-      MetaOutcome out{{}, parser.take()};
-      switch (out.reply.kind) {
-        case MetaReplyKind::kError:
-          out.status = closing(MetaErrc::kNoMetaSupport, 0,
-                               "answered ERROR: it does not know the command (no meta protocol "
-                               "before memcached 1.6)");
-          break;
-        case MetaReplyKind::kClientError:
-          close();  // memcached may send more after it (bad data chunk: ERROR)
-          break;
-        default:
-          break;
-      }
-      return out;
-    }
-  }
+  auto read_meta(MetaReplyParser& parser, MetaDeadline deadline) -> MetaOutcome;
 
   // Sends one request and reads its one reply; stray bytes after it are a
   // protocol error.
-  auto exchange(std::string_view request, MetaDeadline deadline) -> MetaOutcome {
-    if (MetaStatus status = begin(request, deadline); !status) {
-      return {std::move(status), {}};
-    }
-    MetaReplyParser parser(options_.limits);
-    MetaOutcome out = read_meta(parser, deadline);
-    if (out.ok() && !unparsed_.empty()) {
-      return {malformed("bytes after the reply"), std::move(out.reply)};
-    }
-    return out;
-  }
+  auto exchange(std::string_view request, MetaDeadline deadline) -> MetaOutcome;
 
   MetaConnectionOptions options_;
   int fd_ = -1;
@@ -728,6 +388,413 @@ class MetaConnection {
   std::uint16_t port_ = 0;
   std::string unparsed_;  // received, not yet parsed
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto MetaConnection::operator=(MetaConnection&& other) noexcept
+    -> MetaConnection& {
+  if (this != &other) {
+    close();
+    options_ = other.options_;
+    fd_ = std::exchange(other.fd_, -1);
+    host_ = std::move(other.host_);
+    port_ = other.port_;
+    unparsed_ = std::move(other.unparsed_);
+  }
+  return *this;
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::connect(std::string_view host, std::uint16_t port,
+                                                    MetaDeadline deadline) -> MetaStatus {
+  close();
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  host_.assign(host);
+  port_ = port;
+  return open(deadline);
+}
+
+MEMSHARD_DETAIL_INLINE void MetaConnection::close() noexcept {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  unparsed_.clear();
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::get(std::string_view key, const MetaGetFlags& flags,
+                                                MetaDeadline deadline) -> MetaOutcome {
+  if (flags.quiet) {
+    return {quiet_refused(), {}};
+  }
+  std::string request;
+  if (auto problem = write_meta_get(request, key, flags)) {
+    return {invalid(problem->message()), {}};
+  }
+  return exchange(request, deadline);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::set(std::string_view key, std::string_view value,
+                                                const MetaSetFlags& flags, MetaDeadline deadline)
+    -> MetaOutcome {
+  if (flags.quiet) {
+    return {quiet_refused(), {}};
+  }
+  std::string request;
+  if (auto problem = write_meta_set(request, key, value, flags)) {
+    return {invalid(problem->message()), {}};
+  }
+  return exchange(request, deadline);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::remove(std::string_view key,
+                                                   const MetaDeleteFlags& flags,
+                                                   MetaDeadline deadline) -> MetaOutcome {
+  if (flags.quiet) {
+    return {quiet_refused(), {}};
+  }
+  std::string request;
+  if (auto problem = write_meta_delete(request, key, flags)) {
+    return {invalid(problem->message()), {}};
+  }
+  return exchange(request, deadline);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::arithmetic(std::string_view key,
+                                                       const MetaArithmeticFlags& flags,
+                                                       MetaDeadline deadline) -> MetaOutcome {
+  if (flags.quiet) {
+    return {quiet_refused(), {}};
+  }
+  std::string request;
+  if (auto problem = write_meta_arithmetic(request, key, flags)) {
+    return {invalid(problem->message()), {}};
+  }
+  return exchange(request, deadline);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::noop(MetaDeadline deadline) -> MetaStatus {
+  std::string request;
+  write_meta_noop(request);
+  MetaOutcome outcome = exchange(request, deadline);
+  if (outcome.ok() && outcome.reply.kind != MetaReplyKind::kNoop) {
+    close();
+    return failure(MetaErrc::kMalformed, 0,
+                   "mn answered by " + std::string(to_string(outcome.reply.kind)));
+  }
+  return std::move(outcome.status);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::pipeline(std::string_view requests,
+                                                     MetaDeadline deadline) -> MetaPipelineOutcome {
+  MetaPipelineOutcome out;
+  std::string request(requests);
+  write_meta_noop(request);
+  if (out.status = begin(request, deadline); !out.status) {
+    return out;
+  }
+  MetaReplyParser parser(options_.limits);
+  for (;;) {
+    MetaOutcome one = read_meta(parser, deadline);
+    if (!one.ok()) {
+      out.status = std::move(one.status);
+      return out;
+    }
+    if (one.reply.kind == MetaReplyKind::kNoop) {
+      return out;
+    }
+    if (out.replies.size() >= options_.max_replies) {
+      out.status = malformed("more replies than the maximum");
+      return out;
+    }
+    out.replies.push_back(std::move(one.reply));
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::stats(MetaDeadline deadline, std::string_view group)
+    -> MetaStatsOutcome {
+  MetaStatsOutcome out;
+  std::string command = "stats";
+  if (!group.empty()) {
+    command.append(" ").append(group);
+  }
+  bool bad = false;
+  out.status = lines(command, deadline, [&](std::string_view line) {
+    const auto stat = split_stat_line(line);
+    if (!stat || out.stats.size() >= options_.max_replies) {
+      bad = true;
+      return;
+    }
+    out.stats.emplace_back(stat->first, stat->second);
+  });
+  if (out.status && bad) {
+    close();
+    out.status = failure(MetaErrc::kMalformed, 0,
+                         endpoint() + ": a stats line is not 'STAT name value', or too many");
+  }
+  return out;
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::endpoint() const -> std::string {
+  if (host_.find(':') != std::string::npos) {
+    return "[" + host_ + "]:" + std::to_string(port_);
+  }
+  return host_ + ":" + std::to_string(port_);
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::closing(MetaErrc code, int error_number,
+                                                    std::string what) -> MetaStatus {
+  close();
+  std::string message = endpoint() + ": " + what;
+  if (error_number != 0) {
+    message.append(": ").append(std::generic_category().message(error_number));
+  }
+  return failure(code, error_number, std::move(message));
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::left_ns(MetaDeadline deadline) noexcept
+    -> std::int64_t {
+  const std::int64_t end =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+  return end - steady_now_ns();
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::wait(short events, MetaDeadline deadline,
+                                                 short& revents) const noexcept -> int {
+  for (;;) {
+    const std::int64_t left = left_ns(deadline);
+    if (left <= 0) {
+      return 0;
+    }
+    pollfd entry{fd_, events, 0};
+#if defined(__linux__)
+    const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
+                           static_cast<long>(left % 1'000'000'000)};
+    const int ready = ::ppoll(&entry, 1, &timeout, nullptr);
+#else
+    // poll() counts milliseconds: round down and loop, so as not to overrun.
+    const int ready =
+        ::poll(&entry, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000, 60'000)));
+#endif
+    if (ready > 0) {
+      revents = entry.revents;
+      return 1;
+    }
+    if (ready < 0 && errno != EINTR) {
+      return -1;
+    }
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::open(MetaDeadline deadline) -> MetaStatus {
+  close();
+  if (host_.empty()) {
+    return failure(MetaErrc::kNotConnected, 0, "connect() was not called");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  // Not bounded by the deadline: getaddrinfo() blocks for as long as the
+  // resolver takes (numeric addresses return at once).
+  const std::string service = std::to_string(port_);
+  if (const int rc = ::getaddrinfo(host_.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return failure(MetaErrc::kResolve, 0, "cannot resolve " + host_ + ": " + ::gai_strerror(rc));
+  }
+  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
+  MetaStatus last = failure(MetaErrc::kConnect, 0, endpoint() + ": no address");
+  for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
+    last = connect_one(*address, deadline);
+    if (last || last.code == MetaErrc::kTimeout) {
+      return last;
+    }
+  }
+  return last;
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::connect_one(const addrinfo& address,
+                                                        MetaDeadline deadline) -> MetaStatus {
+  if (left_ns(deadline) <= 0) {
+    return timed_out();
+  }
+  fd_ = ::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                 address.ai_protocol);
+  if (fd_ < 0) {
+    return closing(MetaErrc::kIo, errno, "socket()");
+  }
+  const int one = 1;
+  static_cast<void>(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
+  if (::connect(fd_, address.ai_addr, address.ai_addrlen) == 0) {
+    return {};
+  }
+  if (errno != EINPROGRESS) {
+    return closing(MetaErrc::kConnect, errno, "connect()");
+  }
+  short revents = 0;
+  const int ready = wait(POLLOUT, deadline, revents);
+  if (ready == 0) {
+    return timed_out();
+  }
+  if (ready < 0) {
+    return closing(MetaErrc::kIo, errno, "poll()");
+  }
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+    return closing(MetaErrc::kIo, errno, "getsockopt()");
+  }
+  if (error != 0) {
+    return closing(MetaErrc::kConnect, error, "connect()");
+  }
+  return {};
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::begin(std::string_view request, MetaDeadline deadline)
+    -> MetaStatus {
+  if (left_ns(deadline) <= 0) {
+    // Nothing is in flight: the connection stays as it is.
+    return failure(MetaErrc::kTimeout, 0, endpoint() + ": deadline passed before the request");
+  }
+  if (fd_ >= 0 && !idle_and_sound()) {
+    close();
+  }
+  if (fd_ < 0) {
+    if (MetaStatus status = open(deadline); !status) {
+      return status;
+    }
+  }
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      return lost(errno, "send()");
+    }
+    short revents = 0;
+    const int ready = wait(POLLOUT | POLLIN, deadline, revents);
+    if (ready == 0) {
+      return timed_out();
+    }
+    if (ready < 0) {
+      return closing(MetaErrc::kIo, errno, "poll()");
+    }
+    if ((revents & POLLIN) != 0) {
+      std::array<char, kReadChunk> chunk{};
+      const ssize_t got = ::recv(fd_, chunk.data(), chunk.size(), 0);
+      if (got == 0) {
+        return closing(MetaErrc::kDisconnected, 0, "the server closed the connection");
+      }
+      if (got > 0) {
+        unparsed_.append(chunk.data(), static_cast<std::size_t>(got));
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return lost(errno, "recv()");
+      }
+    }
+  }
+  return {};
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::idle_and_sound() const noexcept -> bool {
+  if (!unparsed_.empty()) {
+    return false;
+  }
+  pollfd entry{fd_, POLLIN, 0};
+  return ::poll(&entry, 1, 0) == 0;
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::lost(int error, std::string_view call) -> MetaStatus {
+  const bool peer = error == ECONNRESET || error == EPIPE || error == ECONNABORTED;
+  return closing(peer ? MetaErrc::kDisconnected : MetaErrc::kIo, error, std::string(call));
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::receive(char* buffer, std::size_t size,
+                                                    MetaDeadline deadline, std::size_t& got)
+    -> MetaStatus {
+  for (;;) {
+    const ssize_t n = ::recv(fd_, buffer, size, 0);
+    if (n > 0) {
+      got = static_cast<std::size_t>(n);
+      return {};
+    }
+    if (n == 0) {
+      return closing(MetaErrc::kDisconnected, 0, "the server closed the connection");
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return lost(errno, "recv()");
+    }
+    short revents = 0;
+    const int ready = wait(POLLIN, deadline, revents);
+    if (ready == 0) {
+      return timed_out();
+    }
+    if (ready < 0) {
+      return closing(MetaErrc::kIo, errno, "poll()");
+    }
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::read_meta(MetaReplyParser& parser,
+                                                      MetaDeadline deadline) -> MetaOutcome {
+  std::array<char, kReadChunk> chunk{};
+  for (;;) {
+    std::string_view bytes = unparsed_;
+    if (bytes.empty()) {
+      std::size_t got = 0;
+      if (MetaStatus status = receive(chunk.data(), chunk.size(), deadline, got); !status) {
+        return {std::move(status), {}};
+      }
+      bytes = std::string_view(chunk.data(), got);
+    }
+    const MetaParseResult step = parser.feed(bytes);
+    if (step.status == MetaParse::kMalformed) {
+      return {malformed(step.reason), {}};
+    }
+    if (step.status == MetaParse::kNeedMore) {
+      unparsed_.clear();
+      continue;
+    }
+    const std::string rest(bytes.substr(step.consumed));
+    unparsed_ = rest;
+    MetaOutcome out{{}, parser.take()};
+    switch (out.reply.kind) {
+      case MetaReplyKind::kError:
+        out.status = closing(MetaErrc::kNoMetaSupport, 0,
+                             "answered ERROR: it does not know the command (no meta protocol "
+                             "before memcached 1.6)");
+        break;
+      case MetaReplyKind::kClientError:
+        close();  // memcached may send more after it (bad data chunk: ERROR)
+        break;
+      default:
+        break;
+    }
+    return out;
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaConnection::exchange(std::string_view request,
+                                                     MetaDeadline deadline) -> MetaOutcome {
+  if (MetaStatus status = begin(request, deadline); !status) {
+    return {std::move(status), {}};
+  }
+  MetaReplyParser parser(options_.limits);
+  MetaOutcome out = read_meta(parser, deadline);
+  if (out.ok() && !unparsed_.empty()) {
+    return {malformed("bytes after the reply"), std::move(out.reply)};
+  }
+  return out;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/fleet/fleet.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/meta_connection.hpp"
@@ -87,53 +88,18 @@ class MetaPool {
 
   /// bind: moves to `members`; connections to servers that stay (same host
   /// and port) are kept, with what is known of their meta support.
-  void bind(const Membership& members) {
-    std::map<std::pair<std::string, std::uint16_t>, Slot> open;
-    for (Slot& slot : slots_) {
-      if (slot.started) {
-        open.emplace(std::pair(slot.connection.host(), slot.connection.port()), std::move(slot));
-      }
-    }
-    slots_.clear();
-    slots_.resize(members.size());
-    hosts_.clear();
-    for (std::size_t s = 0; s < members.size(); ++s) {
-      const Server& server = members.servers[s];
-      hosts_.emplace_back(server.host, server.port);
-      const auto found = open.find(hosts_.back());
-      if (found != open.end()) {
-        slots_[s] = std::move(found->second);
-      } else {
-        slots_[s].connection = MetaConnection(options_);
-      }
-    }
-  }
+  void bind(const Membership& members);
 
   /// supports_meta: false once server `s` answered ERROR to a meta command.
   [[nodiscard]] auto supports_meta(std::size_t s) const noexcept -> bool {
     return !slots_[s].no_meta;
   }
   /// mark_no_meta: server `s` has no meta commands.
-  void mark_no_meta(std::size_t s) noexcept {
-    slots_[s].no_meta = true;
-    slots_[s].connection.close();
-  }
+  void mark_no_meta(std::size_t s) noexcept;
 
   /// connection: server `s`'s connection, connected within `deadline` when it
   /// never was; a failure to connect is the status.
-  auto connection(std::size_t s, MetaDeadline deadline, MetaStatus& status) -> MetaConnection& {
-    Slot& slot = slots_[s];
-    status = MetaStatus{};
-    if (!slot.started) {
-      std::string host = hosts_[s].first;
-      if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-      }
-      status = slot.connection.connect(host, hosts_[s].second, deadline);
-      slot.started = true;  // later calls reconnect by themselves
-    }
-    return slot.connection;
-  }
+  auto connection(std::size_t s, MetaDeadline deadline, MetaStatus& status) -> MetaConnection&;
 
  private:
   struct Slot {
@@ -145,6 +111,50 @@ class MetaPool {
   std::vector<Slot> slots_;
   std::vector<std::pair<std::string, std::uint16_t>> hosts_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE void MetaPool::bind(const Membership& members) {
+  std::map<std::pair<std::string, std::uint16_t>, Slot> open;
+  for (Slot& slot : slots_) {
+    if (slot.started) {
+      open.emplace(std::pair(slot.connection.host(), slot.connection.port()), std::move(slot));
+    }
+  }
+  slots_.clear();
+  slots_.resize(members.size());
+  hosts_.clear();
+  for (std::size_t s = 0; s < members.size(); ++s) {
+    const Server& server = members.servers[s];
+    hosts_.emplace_back(server.host, server.port);
+    const auto found = open.find(hosts_.back());
+    if (found != open.end()) {
+      slots_[s] = std::move(found->second);
+    } else {
+      slots_[s].connection = MetaConnection(options_);
+    }
+  }
+}
+
+MEMSHARD_DETAIL_INLINE void MetaPool::mark_no_meta(std::size_t s) noexcept {
+  slots_[s].no_meta = true;
+  slots_[s].connection.close();
+}
+
+MEMSHARD_DETAIL_INLINE auto MetaPool::connection(std::size_t s, MetaDeadline deadline,
+                                                 MetaStatus& status) -> MetaConnection& {
+  Slot& slot = slots_[s];
+  status = MetaStatus{};
+  if (!slot.started) {
+    std::string host = hosts_[s].first;
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    status = slot.connection.connect(host, hosts_[s].second, deadline);
+    slot.started = true;  // later calls reconnect by themselves
+  }
+  return slot.connection;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

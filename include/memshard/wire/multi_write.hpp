@@ -32,6 +32,7 @@
 
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/result.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/detail/meta_protocol.hpp"
 #include "memshard/wire/meta_connection.hpp"
@@ -128,70 +129,80 @@ class MultiWriter {
   /// as one pipeline and reads the answers by `deadline`.
   auto write(MetaPool& meta, std::size_t s, WriteKind kind, std::span<const WriteItem> items,
              MetaDeadline deadline, std::vector<memcached_return_t>& codes, std::string& cause)
-      -> Outcome {
-    codes.assign(items.size(), MEMCACHED_SUCCESS);
-    cause.clear();
-    request_.clear();
-    for (const WriteItem& item : items) {
-      append(kind, item);
-    }
-    MetaStatus connected;
-    MetaConnection& link = meta.connection(s, deadline, connected);
-    MetaPipelineOutcome answer;
-    if (connected.ok()) {
-      answer = link.pipeline(request_, deadline);
-    } else {
-      answer.status = connected;
-    }
-    if (answer.status.code == MetaErrc::kNoMetaSupport ||
-        (answer.ok() && !answer.replies.empty() &&
-         answer.replies.front().kind == MetaReplyKind::kError)) {
-      meta.mark_no_meta(s);
-      return Outcome::kNoMeta;
-    }
-    if (answer.ok() && answer.replies.size() != items.size()) {
-      answer.status.code = MetaErrc::kMalformed;
-      answer.status.message = std::to_string(answer.replies.size()) + " replies to " +
-                              std::to_string(items.size()) + " requests";
-      link.close();  // what else it holds is no answer of ours
-    }
-    if (!answer.ok()) {
-      codes.assign(items.size(), to_memcached_return(answer.status, MetaReplyKind::kHeader));
-      cause = answer.status.message;
-      return Outcome::kFailed;
-    }
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      codes[i] = to_memcached_return(answer.status, answer.replies[i].kind);
-    }
-    return Outcome::kAnswered;
-  }
+      -> Outcome;
 
  private:
-  void append(WriteKind kind, const WriteItem& item) {
-    switch (kind) {
-      case WriteKind::kSet:
-      case WriteKind::kAdd: {
-        MetaSetFlags flags;
-        flags.mode = kind == WriteKind::kAdd ? MetaSetMode::kAdd : MetaSetMode::kSet;
-        flags.ttl = item.exptime;
-        flags.client_flags = item.flags;
-        (void)write_meta_set(request_, item.key, item.value, flags);
-        break;
-      }
-      case WriteKind::kDelete:
-        (void)write_meta_delete(request_, item.key, MetaDeleteFlags{});
-        break;
-      case WriteKind::kTouch: {
-        MetaGetFlags flags;
-        flags.touch_ttl = item.exptime;
-        (void)write_meta_get(request_, item.key, flags);
-        break;
-      }
-    }
-  }
+  void append(WriteKind kind, const WriteItem& item);
 
   std::string request_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto MultiWriter::write(MetaPool& meta, std::size_t s, WriteKind kind,
+                                               std::span<const WriteItem> items,
+                                               MetaDeadline deadline,
+                                               std::vector<memcached_return_t>& codes,
+                                               std::string& cause) -> Outcome {
+  codes.assign(items.size(), MEMCACHED_SUCCESS);
+  cause.clear();
+  request_.clear();
+  for (const WriteItem& item : items) {
+    append(kind, item);
+  }
+  MetaStatus connected;
+  MetaConnection& link = meta.connection(s, deadline, connected);
+  MetaPipelineOutcome answer;
+  if (connected.ok()) {
+    answer = link.pipeline(request_, deadline);
+  } else {
+    answer.status = connected;
+  }
+  if (answer.status.code == MetaErrc::kNoMetaSupport ||
+      (answer.ok() && !answer.replies.empty() &&
+       answer.replies.front().kind == MetaReplyKind::kError)) {
+    meta.mark_no_meta(s);
+    return Outcome::kNoMeta;
+  }
+  if (answer.ok() && answer.replies.size() != items.size()) {
+    answer.status.code = MetaErrc::kMalformed;
+    answer.status.message = std::to_string(answer.replies.size()) + " replies to " +
+                            std::to_string(items.size()) + " requests";
+    link.close();  // what else it holds is no answer of ours
+  }
+  if (!answer.ok()) {
+    codes.assign(items.size(), to_memcached_return(answer.status, MetaReplyKind::kHeader));
+    cause = answer.status.message;
+    return Outcome::kFailed;
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    codes[i] = to_memcached_return(answer.status, answer.replies[i].kind);
+  }
+  return Outcome::kAnswered;
+}
+
+MEMSHARD_DETAIL_INLINE void MultiWriter::append(WriteKind kind, const WriteItem& item) {
+  switch (kind) {
+    case WriteKind::kSet:
+    case WriteKind::kAdd: {
+      MetaSetFlags flags;
+      flags.mode = kind == WriteKind::kAdd ? MetaSetMode::kAdd : MetaSetMode::kSet;
+      flags.ttl = item.exptime;
+      flags.client_flags = item.flags;
+      (void)write_meta_set(request_, item.key, item.value, flags);
+      break;
+    }
+    case WriteKind::kDelete:
+      (void)write_meta_delete(request_, item.key, MetaDeleteFlags{});
+      break;
+    case WriteKind::kTouch: {
+      MetaGetFlags flags;
+      flags.touch_ttl = item.exptime;
+      (void)write_meta_get(request_, item.key, flags);
+      break;
+    }
+  }
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

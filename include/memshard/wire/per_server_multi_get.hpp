@@ -19,6 +19,7 @@
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/multi_get.hpp"
 #include "memshard/client/result.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/deadline_watch.hpp"
 
@@ -145,19 +146,7 @@ class PerServerMultiGet {
   // request, whose failure is the real one; if it connects, the keys are
   // sent again.
   auto ask_again(ConnectionPool& pool, std::size_t s, std::int64_t deadline, ClientCore& core)
-      -> memcached_return_t {
-    pool.drop(s);
-    memcached_st* memc = pool.handle(s).native_handle();
-    pool.limit_wait(memc, deadline);
-    const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
-    if (memcached_failed(memcached_version(memc))) {
-      // SOME_ERRORS: the handle's one server says what.
-      const memcached_return_t own =
-          memcached_server_error_return(memcached_server_instance_by_position(memc, 0));
-      return memcached_failed(own) ? own : MEMCACHED_CONNECTION_FAILURE;
-    }
-    return memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
-  }
+      -> memcached_return_t;
 
   std::vector<std::size_t> bounds_;       // per server: its first slot (and one past the last)
   std::vector<std::size_t> fill_;         // per server: the next slot to fill
@@ -167,6 +156,24 @@ class PerServerMultiGet {
   std::vector<const char*> key_ptrs_;     // one server's request
   std::vector<std::size_t> key_lengths_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto PerServerMultiGet::ask_again(ConnectionPool& pool, std::size_t s,
+                                                         std::int64_t deadline, ClientCore& core)
+    -> memcached_return_t {
+  pool.drop(s);
+  memcached_st* memc = pool.handle(s).native_handle();
+  pool.limit_wait(memc, deadline);
+  const WatchedCall watched = core.watch(memc, steady_now_ns(), deadline);
+  if (memcached_failed(memcached_version(memc))) {
+    // SOME_ERRORS: the handle's one server says what.
+    const memcached_return_t own =
+        memcached_server_error_return(memcached_server_instance_by_position(memc, 0));
+    return memcached_failed(own) ? own : MEMCACHED_CONNECTION_FAILURE;
+  }
+  return memcached_mget(memc, key_ptrs_.data(), key_lengths_.data(), key_ptrs_.size());
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -22,10 +22,10 @@
 #include "memshard/version.hpp"
 
 // MEMSHARD_DETAIL_COMPILED_LOCATORS(X): X(locator type) for each compiled client's locator:
-// AnyLocator and the typed profiles' return types (placement/profiles/). One entry a line:
-// CMakeLists.txt reads them to generate one unit of the library per client.
-#define MEMSHARD_DETAIL_COMPILED_LOCATORS(X)                          \
-  X(::memshard::AnyLocator)                                           \
+// the typed profiles' return types (placement/profiles/) that are class templates, then the
+// two that are classes. One entry a line: CMakeLists.txt reads them to generate one unit of
+// the library per client (and, for a class template, its locator too).
+#define MEMSHARD_DETAIL_COMPILED_TEMPLATE_LOCATORS(X)                 \
   X(::memshard::KetamaLocator<::memshard::Md5>)                       \
   X(::memshard::KetamaLocator<::memshard::OneAtATime>)                \
   X(::memshard::KetamaLocator<::memshard::Crc32>)                     \
@@ -36,10 +36,17 @@
   X(::memshard::ModuloLocator<::memshard::JavaStringHash>)            \
   X(::memshard::ModuloLocator<::memshard::Fold15<::memshard::Crc32>>) \
   X(::memshard::CompatContinuumLocator<::memshard::LibmemcachedCrc>)  \
-  X(::memshard::BucketedRingLocator<::memshard::Crc32>)               \
+  X(::memshard::BucketedRingLocator<::memshard::Crc32>)
+#define MEMSHARD_DETAIL_COMPILED_LOCATORS(X)    \
+  MEMSHARD_DETAIL_COMPILED_TEMPLATE_LOCATORS(X) \
+  X(::memshard::AnyLocator)                     \
   X(::memshard::RendezvousLocator)
 
 #if defined(MEMSHARD_COMPILED_LIB)
+// A unit that builds a typed profile's locator compiles none of its ring building either.
+#define MEMSHARD_DETAIL_EXTERN_LOCATOR(L) extern template class L;
+MEMSHARD_DETAIL_COMPILED_TEMPLATE_LOCATORS(MEMSHARD_DETAIL_EXTERN_LOCATOR)
+#undef MEMSHARD_DETAIL_EXTERN_LOCATOR
 #define MEMSHARD_DETAIL_EXTERN_CLIENT(L) extern template class ::memshard::ShardedClient<L>;
 MEMSHARD_DETAIL_COMPILED_LOCATORS(MEMSHARD_DETAIL_EXTERN_CLIENT)
 #undef MEMSHARD_DETAIL_EXTERN_CLIENT

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/version.hpp"
 
 namespace memshard {
@@ -70,49 +71,21 @@ class RateLimiter {
 
   /// RateLimiter: full buckets under `budget` (a negative burst counts as 0),
   /// timed by `clock`.
-  explicit RateLimiter(RateBudget budget, RateClock clock = &rate_clock_now) noexcept
-      : budget_(budget), clock_(clock) {
-    budget_.burst = std::max(budget_.burst, std::chrono::milliseconds{0});
-    const std::int64_t now = clock_();
-    ops_full_at_ = now;
-    bytes_full_at_ = now;
-  }
+  explicit RateLimiter(RateBudget budget, RateClock clock = &rate_clock_now) noexcept;
 
   /// try_acquire: takes `ops` operations and `bytes` bytes from the buckets if
   /// both can pay now, and returns true; otherwise takes nothing, returns false.
-  [[nodiscard]] auto try_acquire(std::uint64_t ops, std::uint64_t bytes) noexcept -> bool {
-    const std::int64_t now = clock_();
-    const std::int64_t ops_cost = cost_ns(budget_.ops_per_second, ops);
-    const std::int64_t bytes_cost = cost_ns(budget_.bytes_per_second, bytes);
-    if (shortfall(ops_full_at_, budget_.ops_per_second, ops_cost, now) > 0 ||
-        shortfall(bytes_full_at_, budget_.bytes_per_second, bytes_cost, now) > 0) {
-      return false;
-    }
-    take(ops_full_at_, budget_.ops_per_second, ops_cost, now);
-    take(bytes_full_at_, budget_.bytes_per_second, bytes_cost, now);
-    return true;
-  }
+  [[nodiscard]] auto try_acquire(std::uint64_t ops, std::uint64_t bytes) noexcept -> bool;
 
   /// wait_time: how long from now until try_acquire(ops, bytes) would succeed,
   /// if nothing else takes from the buckets and the rates stay; zero when it
   /// would succeed now.
   [[nodiscard]] auto wait_time(std::uint64_t ops, std::uint64_t bytes) const noexcept
-      -> std::chrono::nanoseconds {
-    const std::int64_t now = clock_();
-    return std::chrono::nanoseconds{std::max(
-        shortfall(ops_full_at_, budget_.ops_per_second, cost_ns(budget_.ops_per_second, ops), now),
-        shortfall(bytes_full_at_, budget_.bytes_per_second,
-                  cost_ns(budget_.bytes_per_second, bytes), now))};
-  }
+      -> std::chrono::nanoseconds;
 
   /// slow_down: divides the current rates by `factor` (values of 1 or below,
   /// and NaN, do nothing; the cumulative factor stops at kMaxSlowdown).
-  void slow_down(double factor) noexcept {
-    if (!(factor > 1)) {
-      return;
-    }
-    rescale(std::min(slowdown_ * factor, kMaxSlowdown));
-  }
+  void slow_down(double factor) noexcept;
 
   /// restore: the full budget again (what the buckets hold is kept).
   void restore() noexcept { rescale(1); }
@@ -140,30 +113,7 @@ class RateLimiter {
   /// cost_ns: how long `amount` units take to refill at `rate` per second,
   /// slowed down; 0 when unlimited.
   [[nodiscard]] auto cost_ns(std::uint64_t rate, std::uint64_t amount) const noexcept
-      -> std::int64_t {
-    if (rate == 0 || amount == 0) {
-      return 0;
-    }
-    constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
-    const std::uint64_t whole = amount / rate;
-    const std::uint64_t part = amount % rate;
-    if (whole >= static_cast<std::uint64_t>(kMaxCost) / kNsPerSecond) {
-      return kMaxCost;
-    }
-    std::uint64_t exact = whole * kNsPerSecond;
-    if (rate <= std::numeric_limits<std::uint64_t>::max() / kNsPerSecond) {
-      exact += (part * kNsPerSecond + rate - 1) / rate;  // rounded up
-    } else {
-      exact += static_cast<std::uint64_t>(
-          std::ceil(static_cast<double>(part) / static_cast<double>(rate) * 1e9));
-    }
-    const auto base = static_cast<std::int64_t>(exact);
-    if (slowdown_ == 1) {
-      return base;
-    }
-    const double slowed = std::ceil(static_cast<double>(base) * slowdown_);
-    return slowed >= static_cast<double>(kMaxCost) ? kMaxCost : static_cast<std::int64_t>(slowed);
-  }
+      -> std::int64_t;
 
   /// burst_ns: a bucket's depth, in time.
   [[nodiscard]] auto burst_ns() const noexcept -> std::int64_t {
@@ -173,41 +123,15 @@ class RateLimiter {
   /// shortfall: how long until a bucket full at `full_at` pays for `cost`
   /// (a full bucket pays for any cost); 0 when it can now.
   [[nodiscard]] auto shortfall(std::int64_t full_at, std::uint64_t rate, std::int64_t cost,
-                               std::int64_t now) const noexcept -> std::int64_t {
-    if (rate == 0) {
-      return 0;
-    }
-    const std::int64_t debt = std::max<std::int64_t>(full_at - now, 0);
-    const std::int64_t allowance = std::max<std::int64_t>(burst_ns() - cost, 0);
-    return std::max<std::int64_t>(debt - allowance, 0);
-  }
+                               std::int64_t now) const noexcept -> std::int64_t;
 
   static void take(std::int64_t& full_at, std::uint64_t rate, std::int64_t cost,
-                   std::int64_t now) noexcept {
-    if (rate != 0) {
-      full_at = std::max(full_at, now) + cost;
-    }
-  }
+                   std::int64_t now) noexcept;
 
   /// rescale: the buckets' contents kept in units, at the slow-down `factor`:
   /// a bucket that was `debt` ns from full at the old rate holds burst - debt
   /// ns of the old rate's units, trimmed to the new burst.
-  void rescale(double factor) noexcept {
-    const std::int64_t now = clock_();
-    const double ratio = factor / slowdown_;
-    const auto rescale_one = [&](std::int64_t& full_at, std::uint64_t rate) {
-      if (rate == 0) {
-        return;
-      }
-      const auto burst = static_cast<double>(burst_ns());
-      const auto debt = static_cast<double>(std::max<std::int64_t>(full_at - now, 0));
-      const double scaled = std::max(burst - (burst - debt) * ratio, 0.0);
-      full_at = now + static_cast<std::int64_t>(std::min(scaled, static_cast<double>(kMaxCost)));
-    };
-    rescale_one(ops_full_at_, budget_.ops_per_second);
-    rescale_one(bytes_full_at_, budget_.bytes_per_second);
-    slowdown_ = factor;
-  }
+  void rescale(double factor) noexcept;
 
   RateBudget budget_;
   RateClock clock_;
@@ -215,6 +139,110 @@ class RateLimiter {
   std::int64_t bytes_full_at_ = 0;
   double slowdown_ = 1;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE RateLimiter::RateLimiter(RateBudget budget, RateClock clock) noexcept
+    : budget_(budget), clock_(clock) {
+  budget_.burst = std::max(budget_.burst, std::chrono::milliseconds{0});
+  const std::int64_t now = clock_();
+  ops_full_at_ = now;
+  bytes_full_at_ = now;
+}
+
+MEMSHARD_DETAIL_INLINE auto RateLimiter::try_acquire(std::uint64_t ops,
+                                                     std::uint64_t bytes) noexcept -> bool {
+  const std::int64_t now = clock_();
+  const std::int64_t ops_cost = cost_ns(budget_.ops_per_second, ops);
+  const std::int64_t bytes_cost = cost_ns(budget_.bytes_per_second, bytes);
+  if (shortfall(ops_full_at_, budget_.ops_per_second, ops_cost, now) > 0 ||
+      shortfall(bytes_full_at_, budget_.bytes_per_second, bytes_cost, now) > 0) {
+    return false;
+  }
+  take(ops_full_at_, budget_.ops_per_second, ops_cost, now);
+  take(bytes_full_at_, budget_.bytes_per_second, bytes_cost, now);
+  return true;
+}
+
+MEMSHARD_DETAIL_INLINE auto RateLimiter::wait_time(std::uint64_t ops,
+                                                   std::uint64_t bytes) const noexcept
+    -> std::chrono::nanoseconds {
+  const std::int64_t now = clock_();
+  return std::chrono::nanoseconds{std::max(
+      shortfall(ops_full_at_, budget_.ops_per_second, cost_ns(budget_.ops_per_second, ops), now),
+      shortfall(bytes_full_at_, budget_.bytes_per_second, cost_ns(budget_.bytes_per_second, bytes),
+                now))};
+}
+
+MEMSHARD_DETAIL_INLINE void RateLimiter::slow_down(double factor) noexcept {
+  if (!(factor > 1)) {
+    return;
+  }
+  rescale(std::min(slowdown_ * factor, kMaxSlowdown));
+}
+
+MEMSHARD_DETAIL_INLINE auto RateLimiter::cost_ns(std::uint64_t rate,
+                                                 std::uint64_t amount) const noexcept
+    -> std::int64_t {
+  if (rate == 0 || amount == 0) {
+    return 0;
+  }
+  constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+  const std::uint64_t whole = amount / rate;
+  const std::uint64_t part = amount % rate;
+  if (whole >= static_cast<std::uint64_t>(kMaxCost) / kNsPerSecond) {
+    return kMaxCost;
+  }
+  std::uint64_t exact = whole * kNsPerSecond;
+  if (rate <= std::numeric_limits<std::uint64_t>::max() / kNsPerSecond) {
+    exact += (part * kNsPerSecond + rate - 1) / rate;  // rounded up
+  } else {
+    exact += static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(part) / static_cast<double>(rate) * 1e9));
+  }
+  const auto base = static_cast<std::int64_t>(exact);
+  if (slowdown_ == 1) {
+    return base;
+  }
+  const double slowed = std::ceil(static_cast<double>(base) * slowdown_);
+  return slowed >= static_cast<double>(kMaxCost) ? kMaxCost : static_cast<std::int64_t>(slowed);
+}
+
+MEMSHARD_DETAIL_INLINE auto RateLimiter::shortfall(std::int64_t full_at, std::uint64_t rate,
+                                                   std::int64_t cost,
+                                                   std::int64_t now) const noexcept
+    -> std::int64_t {
+  if (rate == 0) {
+    return 0;
+  }
+  const std::int64_t debt = std::max<std::int64_t>(full_at - now, 0);
+  const std::int64_t allowance = std::max<std::int64_t>(burst_ns() - cost, 0);
+  return std::max<std::int64_t>(debt - allowance, 0);
+}
+
+MEMSHARD_DETAIL_INLINE void RateLimiter::take(std::int64_t& full_at, std::uint64_t rate,
+                                              std::int64_t cost, std::int64_t now) noexcept {
+  if (rate != 0) {
+    full_at = std::max(full_at, now) + cost;
+  }
+}
+
+MEMSHARD_DETAIL_INLINE void RateLimiter::rescale(double factor) noexcept {
+  const std::int64_t now = clock_();
+  const double ratio = factor / slowdown_;
+  const auto rescale_one = [&](std::int64_t& full_at, std::uint64_t rate) {
+    if (rate == 0) {
+      return;
+    }
+    const auto burst = static_cast<double>(burst_ns());
+    const auto debt = static_cast<double>(std::max<std::int64_t>(full_at - now, 0));
+    const double scaled = std::max(burst - (burst - debt) * ratio, 0.0);
+    full_at = now + static_cast<std::int64_t>(std::min(scaled, static_cast<double>(kMaxCost)));
+  };
+  rescale_one(ops_full_at_, budget_.ops_per_second);
+  rescale_one(bytes_full_at_, budget_.bytes_per_second);
+  slowdown_ = factor;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

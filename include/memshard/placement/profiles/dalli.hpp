@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "memshard/detail/bytes.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/hash/md5.hpp"
 #include "memshard/placement/locators/ketama_locator.hpp"
@@ -48,11 +49,14 @@ namespace profiles {
 }
 
 /// kDalliProfile: the registry entry of dalli.
-inline constexpr ProfileInfo kDalliProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kDalliProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kDalliProfile{
     .name = "dalli",
     .summary = "Ruby Dalli 3: SHA-1 ring, key to the last point at or below",
     .build = &detail::make_any_from<&dalli>,
 };
+#endif
 
 /// dalli_key: the key Dalli stores (and hashes) for `key` under `name_space`:
 /// "name_space:key" when a namespace is set; a result longer than 250

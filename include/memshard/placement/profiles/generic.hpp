@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/locators/ketama_locator.hpp"
 #include "memshard/placement/locators/modulo_locator.hpp"
@@ -44,12 +45,15 @@ struct MakeModuloCrc32 {
 }  // namespace detail
 
 /// kModuloCrc32Profile: the registry entry of modulo_crc32.
-inline constexpr ProfileInfo kModuloCrc32Profile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kModuloCrc32Profile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kModuloCrc32Profile{
     .name = "modulo-crc32",
     .summary = "full CRC-32 % N (the PHP articles)",
     .default_hash = Crc32::name(),
     .hashes = kLibhashkitHashes<detail::MakeModuloCrc32>,
 };
+#endif
 
 /// ring_crc32_options: 64 points "name-i" per server (the server's name, or
 /// "host:port" without one), one full CRC-32 per point.
@@ -82,13 +86,16 @@ struct MakeRingCrc32 {
 }  // namespace detail
 
 /// kRingCrc32Profile: the registry entry of ring_crc32.
-inline constexpr ProfileInfo kRingCrc32Profile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kRingCrc32Profile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kRingCrc32Profile{
     .name = "ring-crc32",
     .summary = "64 points name-i per server, full CRC-32 for points and keys",
     .default_hash = Crc32::name(),
     .hashes = kLibhashkitHashes<detail::MakeRingCrc32>,
     .has_points = true,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -7,6 +7,7 @@
 
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/locators/modulo_locator.hpp"
 #include "memshard/placement/profiles/profile_info.hpp"
@@ -23,11 +24,14 @@ namespace profiles {
 }
 
 /// kGomemcacheProfile: the registry entry of gomemcache.
-inline constexpr ProfileInfo kGomemcacheProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kGomemcacheProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kGomemcacheProfile{
     .name = "gomemcache",
     .summary = "Go gomemcache: full CRC-32 % N",
     .build = &detail::make_any_from<&gomemcache>,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/md5.hpp"
 #include "memshard/placement/hash/one_at_a_time.hpp"
 #include "memshard/placement/locators/ketama_locator.hpp"
@@ -50,12 +51,15 @@ struct MakeLibmemcachedModula {
 }  // namespace detail
 
 /// kLibmemcachedModulaProfile: the registry entry of libmemcached_modula.
-inline constexpr ProfileInfo kLibmemcachedModulaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kLibmemcachedModulaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedModulaProfile{
     .name = "libmemcached-modula",
     .summary = "libmemcached MODULA: hash % N, weights ignored",
     .default_hash = OneAtATime::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedModula>,
 };
+#endif
 
 /// libmemcached_ketama_options: the ring libmemcached 1.1 builds for
 /// CONSISTENT / KETAMA: 100 points "host-i" (or "host:port-i") per server, each
@@ -100,7 +104,9 @@ struct MakeLibmemcachedKetama {
 }  // namespace detail
 
 /// kLibmemcachedKetamaProfile: the registry entry of libmemcached_ketama.
-inline constexpr ProfileInfo kLibmemcachedKetamaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kLibmemcachedKetamaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedKetamaProfile{
     .name = "libmemcached-ketama",
     .summary =
         "libmemcached 1.1 CONSISTENT/KETAMA: 100 points host-i per server, key hash for points",
@@ -108,6 +114,7 @@ inline constexpr ProfileInfo kLibmemcachedKetamaProfile{
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedKetama>,
     .has_points = true,
 };
+#endif
 
 /// libmemcached_ketama_weighted_options: the classic libketama ring: weighted
 /// float32 point counts (160 for equal weights), md5 x4 points.
@@ -145,13 +152,16 @@ struct MakeLibmemcachedKetamaWeighted {
 
 /// kLibmemcachedKetamaWeightedProfile: the registry entry of
 /// libmemcached_ketama_weighted.
-inline constexpr ProfileInfo kLibmemcachedKetamaWeightedProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kLibmemcachedKetamaWeightedProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedKetamaWeightedProfile{
     .name = "libmemcached-ketama-weighted",
     .summary = "libmemcached KETAMA_WEIGHTED = libketama: 160 md5 x4 points, weighted",
     .default_hash = Md5::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedKetamaWeighted>,
     .has_points = true,
 };
+#endif
 
 /// libmemcached_ketama_spy_options: CONSISTENT_KETAMA_SPY: points
 /// "/host:port-i"; unweighted 100 points hashed with the key hash, or, with a
@@ -184,13 +194,16 @@ struct MakeLibmemcachedKetamaSpy {
 }  // namespace detail
 
 /// kLibmemcachedKetamaSpyProfile: the registry entry of libmemcached_ketama_spy.
-inline constexpr ProfileInfo kLibmemcachedKetamaSpyProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kLibmemcachedKetamaSpyProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedKetamaSpyProfile{
     .name = "libmemcached-ketama-spy",
     .summary = "libmemcached CONSISTENT_KETAMA_SPY: 100 points /host:port-i per server",
     .default_hash = OneAtATime::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedKetamaSpy>,
     .has_points = true,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/locators/any_locator.hpp"
 #include "memshard/placement/locators/continuum_locators.hpp"
@@ -31,11 +32,14 @@ namespace profiles {
 }
 
 /// kCacheMemcachedProfile: the registry entry of cache_memcached.
-inline constexpr ProfileInfo kCacheMemcachedProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kCacheMemcachedProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kCacheMemcachedProfile{
     .name = "cache-memcached",
     .summary = "Perl Cache::Memcached: weighted bucket list, 15-bit crc",
     .build = &detail::make_any_from<&cache_memcached>,
 };
+#endif
 
 /// cache_memcached_fast_compat: Perl Cache::Memcached::Fast's default
 /// dispatch (fractional weights allowed); see CompatContinuumLocator.
@@ -86,12 +90,15 @@ inline auto make_cache_memcached_fast(std::span<const Server> servers,
 
 /// kCacheMemcachedFastProfile: the registry entry of cache_memcached_fast, or
 /// with the points option of cache_memcached_fast_ketama.
-inline constexpr ProfileInfo kCacheMemcachedFastProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kCacheMemcachedFastProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kCacheMemcachedFastProfile{
     .name = "cache-memcached-fast",
     .summary = "Perl Cache::Memcached::Fast: default dispatch, or ketama_points with points=K",
     .has_points = true,
     .build = &detail::make_cache_memcached_fast,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -9,6 +9,7 @@
 #include <array>
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/hash/fnv.hpp"
 #include "memshard/placement/locators/continuum_locators.hpp"
@@ -48,12 +49,15 @@ struct MakePhpMemcache {
 }  // namespace detail
 
 /// kPhpMemcacheProfile: the registry entry of php_memcache.
-inline constexpr ProfileInfo kPhpMemcacheProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPhpMemcacheProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPhpMemcacheProfile{
     .name = "php-memcache",
     .summary = "PHP new Memcache() (pecl memcache), hash_strategy consistent: 1024-bucket ring",
     .default_hash = "crc32",
     .hashes = kPeclHashes<detail::MakePhpMemcache>,
 };
+#endif
 
 /// php_memcache_standard: pecl memcache with hash_strategy standard: a bucket
 /// list of each server `weight` times, `(Hash(key) >> 16) & 0x7fff` (0 -> 1).
@@ -73,12 +77,15 @@ struct MakePhpMemcacheStandard {
 }  // namespace detail
 
 /// kPhpMemcacheStandardProfile: the registry entry of php_memcache_standard.
-inline constexpr ProfileInfo kPhpMemcacheStandardProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPhpMemcacheStandardProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPhpMemcacheStandardProfile{
     .name = "php-memcache-standard",
     .summary = "pecl memcache hash_strategy standard: weighted bucket list",
     .default_hash = "crc32",
     .hashes = kPeclHashes<detail::MakePhpMemcacheStandard>,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/md5.hpp"
 #include "memshard/placement/hash/one_at_a_time.hpp"
 #include "memshard/placement/locators/ketama_locator.hpp"
@@ -32,12 +33,15 @@ template <Hasher Hash = OneAtATime>
 }
 
 /// kPhpMemcachedProfile: the registry entry of php_memcached.
-inline constexpr ProfileInfo kPhpMemcachedProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPhpMemcachedProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPhpMemcachedProfile{
     .name = "php-memcached",
     .summary = "PHP new Memcached(), default options (= libmemcached-modula)",
     .default_hash = OneAtATime::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedModula>,
 };
+#endif
 
 /// php_memcached_libketama: PHP with `Memcached::OPT_LIBKETAMA_COMPATIBLE`:
 /// md5 keys on the weighted md5 x4 ring (= libmemcached_ketama_weighted).
@@ -48,13 +52,16 @@ template <Hasher Hash = Md5>
 }
 
 /// kPhpMemcachedLibketamaProfile: the registry entry of php_memcached_libketama.
-inline constexpr ProfileInfo kPhpMemcachedLibketamaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPhpMemcachedLibketamaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPhpMemcachedLibketamaProfile{
     .name = "php-memcached-libketama",
     .summary = "PHP Memcached::OPT_LIBKETAMA_COMPATIBLE (= libmemcached-ketama-weighted)",
     .default_hash = Md5::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedKetamaWeighted>,
     .has_points = true,
 };
+#endif
 
 /// php_memcached_consistent: PHP with `OPT_DISTRIBUTION =>
 /// DISTRIBUTION_CONSISTENT` (= libmemcached_ketama).
@@ -65,13 +72,16 @@ template <Hasher Hash = OneAtATime>
 }
 
 /// kPhpMemcachedConsistentProfile: the registry entry of php_memcached_consistent.
-inline constexpr ProfileInfo kPhpMemcachedConsistentProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPhpMemcachedConsistentProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPhpMemcachedConsistentProfile{
     .name = "php-memcached-consistent",
     .summary = "PHP OPT_DISTRIBUTION => DISTRIBUTION_CONSISTENT (= libmemcached-ketama)",
     .default_hash = OneAtATime::name(),
     .hashes = kLibhashkitHashes<detail::MakeLibmemcachedKetama>,
     .has_points = true,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

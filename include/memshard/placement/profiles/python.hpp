@@ -7,6 +7,7 @@
 
 #include <span>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/locators/modulo_locator.hpp"
 #include "memshard/placement/locators/rendezvous_locator.hpp"
@@ -26,11 +27,14 @@ namespace profiles {
 }
 
 /// kPythonMemcacheProfile: the registry entry of python_memcache.
-inline constexpr ProfileInfo kPythonMemcacheProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPythonMemcacheProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPythonMemcacheProfile{
     .name = "python-memcache",
     .summary = "python-memcache Client: weighted bucket list, 15-bit crc (0 counts as 1)",
     .build = &detail::make_any_from<&python_memcache>,
 };
+#endif
 
 /// pymemcache_rendezvous: pymemcache's HashClient (RendezvousHash, murmur3):
 /// node "host:port", score murmur3_32("node-key") over the key's characters
@@ -41,11 +45,14 @@ inline constexpr ProfileInfo kPythonMemcacheProfile{
 }
 
 /// kPymemcacheRendezvousProfile: the registry entry of pymemcache_rendezvous.
-inline constexpr ProfileInfo kPymemcacheRendezvousProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPymemcacheRendezvousProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPymemcacheRendezvousProfile{
     .name = "pymemcache-rendezvous",
     .summary = "pymemcache HashClient: rendezvous hashing with murmur3_32 (str keys)",
     .build = &detail::make_any_from<&pymemcache_rendezvous>,
 };
+#endif
 
 /// pymemcache_rendezvous_bytes: the same HashClient used with bytes keys: the
 /// score string holds Python's repr of the key, "host:port-b'key'".
@@ -56,11 +63,14 @@ inline constexpr ProfileInfo kPymemcacheRendezvousProfile{
 
 /// kPymemcacheRendezvousBytesProfile: the registry entry of
 /// pymemcache_rendezvous_bytes.
-inline constexpr ProfileInfo kPymemcacheRendezvousBytesProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kPymemcacheRendezvousBytesProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kPymemcacheRendezvousBytesProfile{
     .name = "pymemcache-rendezvous-bytes",
     .summary = "pymemcache HashClient used with bytes keys (it hashes their repr, b'...')",
     .build = &detail::make_any_from<&pymemcache_rendezvous_bytes>,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/locators/any_locator.hpp"
 #include "memshard/placement/locators/hash_tag.hpp"
@@ -35,7 +36,9 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 
 /// kProfiles: every profile make_locator knows, in the order --list-profiles
 /// prints them.
-inline constexpr std::array<ProfileInfo, 23> kProfiles = {
+MEMSHARD_DETAIL_DECLARE_ENTRY(kProfiles, std::array<ProfileInfo, 23>)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY std::array<ProfileInfo, 23> kProfiles = {
     profiles::kLibmemcachedModulaProfile,
     profiles::kLibmemcachedKetamaProfile,
     profiles::kLibmemcachedKetamaWeightedProfile,
@@ -60,16 +63,11 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {
     profiles::kModuloCrc32Profile,
     profiles::kRingCrc32Profile,
 };
+#endif
 
 /// find_profile: the entry for `name`, or nullptr.
-[[nodiscard]] inline auto find_profile(std::string_view name) noexcept -> const ProfileInfo* {
-  for (const ProfileInfo& profile : kProfiles) {
-    if (profile.name == name) {
-      return &profile;
-    }
-  }
-  return nullptr;
-}
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto find_profile(std::string_view name) noexcept
+    -> const ProfileInfo*;
 
 /// make_locator: builds the placement of profile `name` for `servers`.
 /// Throws ConfigError for an unknown profile, a hash the profile does not take,
@@ -79,8 +77,24 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {
 ///   auto locator = memshard::make_locator("libmemcached-ketama-weighted",
 ///                                         memshard::parse_servers("a:11211,b:11211"));
 ///   std::size_t index = locator.locate("user:42");
-[[nodiscard]] inline auto make_locator(std::string_view name, std::span<const Server> servers,
-                                       const ProfileOptions& options = {}) -> AnyLocator {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto make_locator(std::string_view name,
+                                                       std::span<const Server> servers,
+                                                       const ProfileOptions& options = {})
+    -> AnyLocator;
+
+// Defined in the library in the compiled mode, with the registry's entries.
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto find_profile(std::string_view name) noexcept -> const ProfileInfo* {
+  for (const ProfileInfo& profile : kProfiles) {
+    if (profile.name == name) {
+      return &profile;
+    }
+  }
+  return nullptr;
+}
+
+MEMSHARD_DETAIL_INLINE auto make_locator(std::string_view name, std::span<const Server> servers,
+                                         const ProfileOptions& options) -> AnyLocator {
   const ProfileInfo* profile = find_profile(name);
   if (profile == nullptr) {
     std::string known;
@@ -124,6 +138,8 @@ inline constexpr std::array<ProfileInfo, 23> kProfiles = {
   }
   return build(servers, options, std::move(description));
 }
+
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/hash/java_string.hpp"
@@ -103,21 +104,27 @@ inline auto make_spymemcached_ketama_libmemcached(std::span<const Server> server
 
 /// kSpymemcachedKetamaProfile: the registry entry of spymemcached_ketama
 /// (SPYMEMCACHED node keys).
-inline constexpr ProfileInfo kSpymemcachedKetamaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kSpymemcachedKetamaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kSpymemcachedKetamaProfile{
     .name = "spymemcached-ketama",
     .summary = "spymemcached KetamaConnectionFactory, SPYMEMCACHED node keys (host:port-r)",
     .has_weighted = true,
     .build = &detail::make_spymemcached_ketama,
 };
+#endif
 
 /// kSpymemcachedKetamaLibmemcachedProfile: the registry entry of
 /// spymemcached_ketama_libmemcached.
-inline constexpr ProfileInfo kSpymemcachedKetamaLibmemcachedProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kSpymemcachedKetamaLibmemcachedProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kSpymemcachedKetamaLibmemcachedProfile{
     .name = "spymemcached-ketama-libmemcached",
     .summary = "spymemcached ketama with KetamaNodeKeyFormatter.Format.LIBMEMCACHED node keys",
     .has_weighted = true,
     .build = &detail::make_spymemcached_ketama_libmemcached,
 };
+#endif
 
 /// kSpymemcachedHashes: spymemcached's DefaultHashAlgorithm names that
 /// ArrayModNodeLocator takes, each building `Make::make<H>`: java_string
@@ -145,12 +152,15 @@ struct MakeSpymemcachedArraymod {
 }  // namespace detail
 
 /// kSpymemcachedArraymodProfile: the registry entry of spymemcached_arraymod.
-inline constexpr ProfileInfo kSpymemcachedArraymodProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kSpymemcachedArraymodProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kSpymemcachedArraymodProfile{
     .name = "spymemcached-arraymod",
     .summary = "spymemcached ArrayModNodeLocator: hash % N (NATIVE_HASH or CRC_HASH)",
     .default_hash = JavaStringHash::name(),
     .hashes = kSpymemcachedHashes<detail::MakeSpymemcachedArraymod>,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

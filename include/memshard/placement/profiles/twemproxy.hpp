@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/hash/crc32.hpp"
 #include "memshard/placement/hash/fnv.hpp"
@@ -152,13 +153,16 @@ struct MakeTwemproxyKetama {
 
 /// kTwemproxyKetamaProfile: the registry entry of twemproxy_ketama (its
 /// hash_tag option wraps the locator in a HashTagLocator).
-inline constexpr ProfileInfo kTwemproxyKetamaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kTwemproxyKetamaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kTwemproxyKetamaProfile{
     .name = "twemproxy-ketama",
     .summary = "twemproxy distribution: ketama (hash: as in nutcracker.yml, default md5)",
     .default_hash = Md5::name(),
     .hashes = kNutcrackerHashes<detail::MakeTwemproxyKetama>,
     .has_hash_tag = true,
 };
+#endif
 
 /// twemproxy_modula: a twemproxy pool with `distribution: modula`: each server
 /// repeated `weight` times, servers sorted by (length, bytes) of their
@@ -202,13 +206,16 @@ struct MakeTwemproxyModula {
 }  // namespace detail
 
 /// kTwemproxyModulaProfile: the registry entry of twemproxy_modula.
-inline constexpr ProfileInfo kTwemproxyModulaProfile{
+MEMSHARD_DETAIL_DECLARE_ENTRY(kTwemproxyModulaProfile, ProfileInfo)
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_ENTRY ProfileInfo kTwemproxyModulaProfile{
     .name = "twemproxy-modula",
     .summary = "twemproxy distribution: modula (hash: as in nutcracker.yml, default md5)",
     .default_hash = Md5::name(),
     .hashes = kNutcrackerHashes<detail::MakeTwemproxyModula>,
     .has_hash_tag = true,
 };
+#endif
 
 }  // namespace profiles
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -31,6 +31,7 @@
 
 #include "memshard/client/client_options.hpp"
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -165,32 +166,7 @@ class FanHandle {
  public:
   FanHandle() = default;
 
-  FanHandle(std::span<const Server> servers, const ClientOptions& options)
-      : parts_(std::make_unique<Parts>(options)) {
-    memcached_st* memc = parts_->core.memc();
-    // A server that fails to connect is not tried again for its other keys of
-    // the same request (each try could cost a connect timeout). The client
-    // drops the whole handle after any failure, so the clock never outlives
-    // one request.
-    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 3600);
-    (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_DISTRIBUTION,
-                                 MEMCACHED_DISTRIBUTION_MODULA);
-    hashkit_st hashkit;
-    if (hashkit_create(&hashkit) == nullptr) {
-      throw std::bad_alloc();
-    }
-    (void)hashkit_set_custom_function(&hashkit, fan_server, &parts_->routes);
-    const memcached_return_t set = memcached_set_hashkit(memc, &hashkit);
-    hashkit_free(&hashkit);
-    if (memcached_failed(set)) {
-      throw std::bad_alloc();
-    }
-    for (const Server& server : servers) {
-      parts_->core.add(server);
-    }
-    parts_->routes.memc = memc;
-    parts_->routes.connect_timeout_ms = static_cast<std::uint64_t>(options.connect_timeout.count());
-  }
+  FanHandle(std::span<const Server> servers, const ClientOptions& options);
 
   [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
     return parts_ ? parts_->core.memc() : nullptr;
@@ -201,10 +177,7 @@ class FanHandle {
   [[nodiscard]] auto routes() noexcept -> FanRoutes& { return parts_->routes; }
 
   /// instance: the handle's connection to server `index`.
-  [[nodiscard]] auto instance(std::size_t index) const noexcept -> const memcached_instance_st* {
-    return memcached_server_instance_by_position(parts_->core.memc(),
-                                                 static_cast<std::uint32_t>(index));
-  }
+  [[nodiscard]] auto instance(std::size_t index) const noexcept -> const memcached_instance_st*;
 
   /// result: the caller-owned result for fetches (nullptr if libmemcached
   /// cannot make one).
@@ -224,6 +197,42 @@ class FanHandle {
 
   std::unique_ptr<Parts> parts_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE FanHandle::FanHandle(std::span<const Server> servers,
+                                            const ClientOptions& options)
+    : parts_(std::make_unique<Parts>(options)) {
+  memcached_st* memc = parts_->core.memc();
+  // A server that fails to connect is not tried again for its other keys of
+  // the same request (each try could cost a connect timeout). The client
+  // drops the whole handle after any failure, so the clock never outlives
+  // one request.
+  (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 3600);
+  (void)memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                               MEMCACHED_DISTRIBUTION_MODULA);
+  hashkit_st hashkit;
+  if (hashkit_create(&hashkit) == nullptr) {
+    throw std::bad_alloc();
+  }
+  (void)hashkit_set_custom_function(&hashkit, fan_server, &parts_->routes);
+  const memcached_return_t set = memcached_set_hashkit(memc, &hashkit);
+  hashkit_free(&hashkit);
+  if (memcached_failed(set)) {
+    throw std::bad_alloc();
+  }
+  for (const Server& server : servers) {
+    parts_->core.add(server);
+  }
+  parts_->routes.memc = memc;
+  parts_->routes.connect_timeout_ms = static_cast<std::uint64_t>(options.connect_timeout.count());
+}
+
+MEMSHARD_DETAIL_INLINE auto FanHandle::instance(std::size_t index) const noexcept
+    -> const memcached_instance_st* {
+  return memcached_server_instance_by_position(parts_->core.memc(),
+                                               static_cast<std::uint32_t>(index));
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

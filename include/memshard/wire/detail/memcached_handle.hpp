@@ -20,6 +20,7 @@
 #include <string>
 
 #include "memshard/client/client_options.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -93,50 +94,21 @@ inline void forget_password(memcached_st* memc) noexcept {
 /// SASL support.
 class HandleCore {
  public:
-  explicit HandleCore(const ClientOptions& options) : memc_(memcached_create(nullptr)) {
-    if (memc_ == nullptr) {
-      throw std::bad_alloc();
-    }
-    configure(memc_, options);
-    try {
-      authenticate(memc_, options);
-    } catch (...) {
-      memcached_free(memc_);
-      throw;
-    }
-    has_sasl_ = options.sasl.has_value();
-  }
+  explicit HandleCore(const ClientOptions& options);
   HandleCore(const HandleCore&) = delete;
   auto operator=(const HandleCore&) -> HandleCore& = delete;
   HandleCore(HandleCore&&) = delete;
   auto operator=(HandleCore&&) -> HandleCore& = delete;
-  ~HandleCore() {
-    if (has_result_) {
-      memcached_result_free(&result_);  // before the handle it belongs to
-    }
-    if (has_sasl_) {
-      forget_password(memc_);
-    }
-    memcached_free(memc_);
-  }
+  ~HandleCore();
 
   [[nodiscard]] auto memc() const noexcept -> memcached_st* { return memc_; }
 
   /// result: the fetch result, created on first use (nullptr if libmemcached
   /// cannot).
-  [[nodiscard]] auto result() noexcept -> memcached_result_st* {
-    if (!has_result_) {
-      has_result_ = memcached_result_create(memc_, &result_) != nullptr;
-    }
-    return has_result_ ? &result_ : nullptr;
-  }
+  [[nodiscard]] auto result() noexcept -> memcached_result_st*;
 
   /// add: adds `server` to the handle; ConfigError if libmemcached refuses it.
-  void add(const Server& server) {
-    if (memcached_failed(memcached_server_add(memc_, server.host.c_str(), server.port))) {
-      throw_config_error("libmemcached refused the server", server.endpoint());
-    }
-  }
+  void add(const Server& server);
 
  private:
   memcached_st* memc_;
@@ -145,6 +117,46 @@ class HandleCore {
   bool has_sasl_ = false;
 };
 
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE HandleCore::HandleCore(const ClientOptions& options)
+    : memc_(memcached_create(nullptr)) {
+  if (memc_ == nullptr) {
+    throw std::bad_alloc();
+  }
+  configure(memc_, options);
+  try {
+    authenticate(memc_, options);
+  } catch (...) {
+    memcached_free(memc_);
+    throw;
+  }
+  has_sasl_ = options.sasl.has_value();
+}
+
+MEMSHARD_DETAIL_INLINE HandleCore::~HandleCore() {
+  if (has_result_) {
+    memcached_result_free(&result_);  // before the handle it belongs to
+  }
+  if (has_sasl_) {
+    forget_password(memc_);
+  }
+  memcached_free(memc_);
+}
+
+MEMSHARD_DETAIL_INLINE auto HandleCore::result() noexcept -> memcached_result_st* {
+  if (!has_result_) {
+    has_result_ = memcached_result_create(memc_, &result_) != nullptr;
+  }
+  return has_result_ ? &result_ : nullptr;
+}
+
+MEMSHARD_DETAIL_INLINE void HandleCore::add(const Server& server) {
+  if (memcached_failed(memcached_server_add(memc_, server.host.c_str(), server.port))) {
+    throw_config_error("libmemcached refused the server", server.endpoint());
+  }
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
+
 /// MemcachedHandle: one libmemcached handle configured for one server, and the
 /// result object its fetches reuse. Creation failure throws; moves are
 /// noexcept and leave the source empty.
@@ -152,13 +164,7 @@ class MemcachedHandle {
  public:
   MemcachedHandle() = default;
 
-  MemcachedHandle(const Server& server, const ClientOptions& options)
-      : core_(std::make_unique<HandleCore>(options)) {
-    // Health is memshard's business: libmemcached's own retry clock (whole
-    // seconds) must never refuse a request memshard decided to send.
-    (void)memcached_behavior_set(core_->memc(), MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
-    core_->add(server);
-  }
+  MemcachedHandle(const Server& server, const ClientOptions& options);
 
   [[nodiscard]] auto native_handle() const noexcept -> memcached_st* {
     return core_ ? core_->memc() : nullptr;
@@ -177,6 +183,17 @@ class MemcachedHandle {
  private:
   std::unique_ptr<HandleCore> core_;  // on the heap, so the result survives moves
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE MemcachedHandle::MemcachedHandle(const Server& server,
+                                                        const ClientOptions& options)
+    : core_(std::make_unique<HandleCore>(options)) {
+  // Health is memshard's business: libmemcached's own retry clock (whole
+  // seconds) must never refuse a request memshard decided to send.
+  (void)memcached_behavior_set(core_->memc(), MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 0);
+  core_->add(server);
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE

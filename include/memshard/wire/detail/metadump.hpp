@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "memshard/detail/clock.hpp"
+#include "memshard/detail/compiled.hpp"
 #include "memshard/placement/key.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/detail/meta_protocol.hpp"
@@ -382,30 +383,10 @@ class HottestN {
   /// offer: keeps `entry` if fewer than capacity entries are kept or it is
   /// hotter than the coldest kept one (which is then dropped). Returns
   /// whether it was kept.
-  auto offer(MetadumpEntry entry) -> bool {
-    if (capacity_ == 0) {
-      return false;
-    }
-    if (heap_.size() < capacity_) {
-      heap_.push_back(std::move(entry));
-      std::push_heap(heap_.begin(), heap_.end(), hotter);
-      return true;
-    }
-    if (!hotter(entry, heap_.front())) {
-      return false;
-    }
-    std::pop_heap(heap_.begin(), heap_.end(), hotter);
-    heap_.back() = std::move(entry);
-    std::push_heap(heap_.begin(), heap_.end(), hotter);
-    return true;
-  }
+  auto offer(MetadumpEntry entry) -> bool;
 
   /// take: the kept entries, hottest first; leaves this empty.
-  [[nodiscard]] auto take() -> std::vector<MetadumpEntry> {
-    std::vector<MetadumpEntry> out = std::exchange(heap_, {});
-    sort_hottest_first(out);
-    return out;
-  }
+  [[nodiscard]] auto take() -> std::vector<MetadumpEntry>;
 
   /// size: how many entries are kept.
   [[nodiscard]] auto size() const noexcept -> std::size_t { return heap_.size(); }
@@ -417,6 +398,32 @@ class HottestN {
   std::size_t capacity_;
   std::vector<MetadumpEntry> heap_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto HottestN::offer(MetadumpEntry entry) -> bool {
+  if (capacity_ == 0) {
+    return false;
+  }
+  if (heap_.size() < capacity_) {
+    heap_.push_back(std::move(entry));
+    std::push_heap(heap_.begin(), heap_.end(), hotter);
+    return true;
+  }
+  if (!hotter(entry, heap_.front())) {
+    return false;
+  }
+  std::pop_heap(heap_.begin(), heap_.end(), hotter);
+  heap_.back() = std::move(entry);
+  std::push_heap(heap_.begin(), heap_.end(), hotter);
+  return true;
+}
+
+MEMSHARD_DETAIL_INLINE auto HottestN::take() -> std::vector<MetadumpEntry> {
+  std::vector<MetadumpEntry> out = std::exchange(heap_, {});
+  sort_hottest_first(out);
+  return out;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 /// ListingConnection: one TCP connection to a memcached server for the text
 /// commands of a listing (`stats`, then `lru_crawler metadump all`), whose
@@ -457,12 +464,7 @@ class ListingConnection {
 
   /// ListingConnection: not connected yet, to `host` (a numeric IPv4 or IPv6
   /// address, bracketed or not, or a name) on `port`.
-  ListingConnection(std::string_view host, std::uint16_t port) : port_(port) {
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
-    }
-    host_.assign(host);
-  }
+  ListingConnection(std::string_view host, std::uint16_t port);
 
   ListingConnection(const ListingConnection&) = delete;
   auto operator=(const ListingConnection&) -> ListingConnection& = delete;
@@ -477,82 +479,20 @@ class ListingConnection {
         request_(std::move(other.request_)),
         sent_(other.sent_),
         parser_(std::move(other.parser_)) {}
-  auto operator=(ListingConnection&& other) noexcept -> ListingConnection& {
-    if (this != &other) {
-      close();
-      host_ = std::move(other.host_);
-      port_ = other.port_;
-      fd_ = std::exchange(other.fd_, -1);
-      state_ = std::exchange(other.state_, State::kClosed);
-      addresses_ = std::move(other.addresses_);
-      next_address_ = other.next_address_;
-      last_error_ = other.last_error_;
-      request_ = std::move(other.request_);
-      sent_ = other.sent_;
-      parser_ = std::move(other.parser_);
-    }
-    return *this;
-  }
+  auto operator=(ListingConnection&& other) noexcept -> ListingConnection&;
   ~ListingConnection() { close(); }
 
   /// connect: connects, trying each address of the host in turn. Ok at once
   /// when connected already.
   [[nodiscard]] auto connect(MetaDeadline pause, MetaDeadline deadline)
-      -> std::optional<MetaStatus> {
-    if (state_ == State::kClosed) {
-      if (MetaStatus status = resolve(); !status) {
-        return status;
-      }
-      if (std::optional<MetaStatus> failed = next_address()) {
-        return failed;
-      }
-    }
-    while (state_ == State::kConnecting) {
-      const Wait ready = wait(POLLOUT, pause, deadline);
-      if (ready == Wait::kPaused) {
-        return std::nullopt;
-      }
-      if (ready == Wait::kTimedOut) {
-        return timed_out();
-      }
-      if (ready == Wait::kFailed) {
-        return closing(MetaErrc::kIo, errno, "poll()");
-      }
-      int error = 0;
-      socklen_t length = sizeof error;
-      if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
-        error = errno;
-      }
-      if (error == 0) {
-        state_ = State::kIdle;
-        break;
-      }
-      last_error_ = error;
-      if (std::optional<MetaStatus> failed = next_address()) {
-        return failed;
-      }
-    }
-    if (state_ != State::kIdle) {
-      return failure(MetaErrc::kNotConnected, 0, endpoint() + ": a command is under way");
-    }
-    return MetaStatus{};
-  }
+      -> std::optional<MetaStatus>;
 
   /// start: sets up `command` (without "\r\n", for example "stats"), which
   /// read() sends and whose reply it reads. Needs a connection with no
   /// command under way (connect() answered ok, and any earlier reply was read
   /// to its end); otherwise it closes the connection, and read() fails with
   /// kNotConnected.
-  void start(std::string_view command) {
-    if (state_ != State::kIdle) {
-      close();
-      return;
-    }
-    request_.assign(command).append("\r\n");
-    sent_ = 0;
-    parser_.reset();
-    state_ = State::kSending;
-  }
+  void start(std::string_view command);
 
   /// read: sends the started command and reads its reply, calling
   /// `on_line(std::string_view)` for each line up to END (views valid during
@@ -632,13 +572,7 @@ class ListingConnection {
   [[nodiscard]] auto is_open() const noexcept -> bool { return fd_ >= 0; }
 
   /// close: closes the socket; a later connect() starts again.
-  void close() noexcept {
-    if (fd_ >= 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-    state_ = State::kClosed;
-  }
+  void close() noexcept;
 
  private:
   enum class State : std::uint8_t { kClosed, kConnecting, kIdle, kSending, kReading };
@@ -659,12 +593,7 @@ class ListingConnection {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
   }
 
-  [[nodiscard]] auto endpoint() const -> std::string {
-    if (host_.find(':') != std::string::npos) {
-      return "[" + host_ + "]:" + std::to_string(port_);
-    }
-    return host_ + ":" + std::to_string(port_);
-  }
+  [[nodiscard]] auto endpoint() const -> std::string;
 
   [[nodiscard]] static auto failure(MetaErrc code, int error_number, std::string message)
       -> MetaStatus {
@@ -672,113 +601,23 @@ class ListingConnection {
   }
 
   // A failure that closes the connection.
-  auto closing(MetaErrc code, int error_number, std::string_view what) -> MetaStatus {
-    close();
-    std::string message = endpoint() + ": " + std::string(what);
-    if (error_number != 0) {
-      message.append(": ").append(std::generic_category().message(error_number));
-    }
-    return failure(code, error_number, std::move(message));
-  }
+  auto closing(MetaErrc code, int error_number, std::string_view what) -> MetaStatus;
 
   auto timed_out() -> MetaStatus { return closing(MetaErrc::kTimeout, 0, "deadline passed"); }
 
-  auto lost(int error, std::string_view call) -> MetaStatus {
-    const bool peer = error == ECONNRESET || error == EPIPE || error == ECONNABORTED;
-    return closing(peer ? MetaErrc::kDisconnected : MetaErrc::kIo, error, call);
-  }
+  auto lost(int error, std::string_view call) -> MetaStatus;
 
   // Waits until fd_ reports one of `events`, or the pause or the deadline
   // comes; polls once without waiting even when both have come.
   [[nodiscard]] auto wait(short events, MetaDeadline pause, MetaDeadline deadline) const noexcept
-      -> Wait {
-    const std::int64_t end = std::min(ns(pause), ns(deadline));
-    for (;;) {
-      const std::int64_t left = std::max<std::int64_t>(end - now_ns(), 0);
-      pollfd entry{fd_, events, 0};
-#if defined(__linux__)
-      const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
-                             static_cast<long>(left % 1'000'000'000)};
-      const int ready = ::ppoll(&entry, 1, &timeout, nullptr);
-#else
-      // poll() counts milliseconds: round down and loop, so as not to overrun.
-      const int ready =
-          ::poll(&entry, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000, 60'000)));
-#endif
-      if (ready > 0) {
-        return Wait::kReady;
-      }
-      if (ready < 0 && errno != EINTR) {
-        return Wait::kFailed;
-      }
-      const std::int64_t at = now_ns();
-      if (at >= ns(deadline)) {
-        return Wait::kTimedOut;
-      }
-      if (at >= ns(pause)) {
-        return Wait::kPaused;
-      }
-    }
-  }
+      -> Wait;
 
   // Resolves host_ into addresses_ (not bound by any time).
-  auto resolve() -> MetaStatus {
-    addresses_.clear();
-    next_address_ = 0;
-    last_error_ = 0;
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    const std::string service = std::to_string(port_);
-    if (const int rc = ::getaddrinfo(host_.c_str(), service.c_str(), &hints, &found); rc != 0) {
-      return failure(MetaErrc::kResolve, 0, "cannot resolve " + host_ + ": " + ::gai_strerror(rc));
-    }
-    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
-    for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
-      if (entry->ai_addrlen > sizeof(sockaddr_storage)) {
-        continue;
-      }
-      Address address;
-      address.family = entry->ai_family;
-      address.type = entry->ai_socktype;
-      address.protocol = entry->ai_protocol;
-      std::memcpy(&address.address, entry->ai_addr, entry->ai_addrlen);
-      address.length = entry->ai_addrlen;
-      addresses_.push_back(address);
-    }
-    return {};
-  }
+  auto resolve() -> MetaStatus;
 
   // Starts connecting to the next address: nothing while one is under way
   // (or connected), the failure when none is left.
-  auto next_address() -> std::optional<MetaStatus> {
-    while (next_address_ < addresses_.size()) {
-      close();
-      const Address& address = addresses_[next_address_++];
-      fd_ = ::socket(address.family, address.type | SOCK_NONBLOCK | SOCK_CLOEXEC, address.protocol);
-      if (fd_ < 0) {
-        return closing(MetaErrc::kIo, errno, "socket()");
-      }
-      const int one = 1;
-      static_cast<void>(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
-      if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address.address), address.length) ==
-          0) {
-        state_ = State::kIdle;
-        return std::nullopt;
-      }
-      if (errno == EINPROGRESS) {
-        state_ = State::kConnecting;
-        return std::nullopt;
-      }
-      last_error_ = errno;
-    }
-    if (addresses_.empty()) {
-      return closing(MetaErrc::kConnect, 0, "no address");
-    }
-    return closing(MetaErrc::kConnect, last_error_, "connect()");
-  }
+  auto next_address() -> std::optional<MetaStatus>;
 
   // Feeds `bytes` to the parser; closes the connection if on_line throws (the
   // rest of the reply is unread).
@@ -798,31 +637,7 @@ class ListingConnection {
   }
 
   // Sends what is left of request_ (`failed` says why on kFailed).
-  auto send(MetaDeadline pause, MetaDeadline deadline, MetaStatus& failed) -> Sent {
-    while (sent_ < request_.size()) {
-      const ssize_t n = ::send(fd_, request_.data() + sent_, request_.size() - sent_, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent_ += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-        failed = lost(errno, "send()");
-        return Sent::kFailed;
-      }
-      const Wait ready = wait(POLLOUT, pause, deadline);
-      if (ready == Wait::kPaused) {
-        return Sent::kPaused;
-      }
-      if (ready != Wait::kReady) {
-        failed = ready == Wait::kTimedOut ? timed_out() : closing(MetaErrc::kIo, errno, "poll()");
-        return Sent::kFailed;
-      }
-    }
-    return Sent::kAll;
-  }
+  auto send(MetaDeadline pause, MetaDeadline deadline, MetaStatus& failed) -> Sent;
 
   std::string host_;
   std::uint16_t port_ = 0;
@@ -835,6 +650,231 @@ class ListingConnection {
   std::size_t sent_ = 0;
   TextLineParser parser_;
 };
+
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE ListingConnection::ListingConnection(std::string_view host,
+                                                            std::uint16_t port)
+    : port_(port) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  host_.assign(host);
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::operator=(ListingConnection&& other) noexcept
+    -> ListingConnection& {
+  if (this != &other) {
+    close();
+    host_ = std::move(other.host_);
+    port_ = other.port_;
+    fd_ = std::exchange(other.fd_, -1);
+    state_ = std::exchange(other.state_, State::kClosed);
+    addresses_ = std::move(other.addresses_);
+    next_address_ = other.next_address_;
+    last_error_ = other.last_error_;
+    request_ = std::move(other.request_);
+    sent_ = other.sent_;
+    parser_ = std::move(other.parser_);
+  }
+  return *this;
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::connect(MetaDeadline pause, MetaDeadline deadline)
+    -> std::optional<MetaStatus> {
+  if (state_ == State::kClosed) {
+    if (MetaStatus status = resolve(); !status) {
+      return status;
+    }
+    if (std::optional<MetaStatus> failed = next_address()) {
+      return failed;
+    }
+  }
+  while (state_ == State::kConnecting) {
+    const Wait ready = wait(POLLOUT, pause, deadline);
+    if (ready == Wait::kPaused) {
+      return std::nullopt;
+    }
+    if (ready == Wait::kTimedOut) {
+      return timed_out();
+    }
+    if (ready == Wait::kFailed) {
+      return closing(MetaErrc::kIo, errno, "poll()");
+    }
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+      error = errno;
+    }
+    if (error == 0) {
+      state_ = State::kIdle;
+      break;
+    }
+    last_error_ = error;
+    if (std::optional<MetaStatus> failed = next_address()) {
+      return failed;
+    }
+  }
+  if (state_ != State::kIdle) {
+    return failure(MetaErrc::kNotConnected, 0, endpoint() + ": a command is under way");
+  }
+  return MetaStatus{};
+}
+
+MEMSHARD_DETAIL_INLINE void ListingConnection::start(std::string_view command) {
+  if (state_ != State::kIdle) {
+    close();
+    return;
+  }
+  request_.assign(command).append("\r\n");
+  sent_ = 0;
+  parser_.reset();
+  state_ = State::kSending;
+}
+
+MEMSHARD_DETAIL_INLINE void ListingConnection::close() noexcept {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  state_ = State::kClosed;
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::endpoint() const -> std::string {
+  if (host_.find(':') != std::string::npos) {
+    return "[" + host_ + "]:" + std::to_string(port_);
+  }
+  return host_ + ":" + std::to_string(port_);
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::closing(MetaErrc code, int error_number,
+                                                       std::string_view what) -> MetaStatus {
+  close();
+  std::string message = endpoint() + ": " + std::string(what);
+  if (error_number != 0) {
+    message.append(": ").append(std::generic_category().message(error_number));
+  }
+  return failure(code, error_number, std::move(message));
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::lost(int error, std::string_view call)
+    -> MetaStatus {
+  const bool peer = error == ECONNRESET || error == EPIPE || error == ECONNABORTED;
+  return closing(peer ? MetaErrc::kDisconnected : MetaErrc::kIo, error, call);
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::wait(short events, MetaDeadline pause,
+                                                    MetaDeadline deadline) const noexcept -> Wait {
+  const std::int64_t end = std::min(ns(pause), ns(deadline));
+  for (;;) {
+    const std::int64_t left = std::max<std::int64_t>(end - now_ns(), 0);
+    pollfd entry{fd_, events, 0};
+#if defined(__linux__)
+    const timespec timeout{static_cast<time_t>(left / 1'000'000'000),
+                           static_cast<long>(left % 1'000'000'000)};
+    const int ready = ::ppoll(&entry, 1, &timeout, nullptr);
+#else
+    // poll() counts milliseconds: round down and loop, so as not to overrun.
+    const int ready =
+        ::poll(&entry, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000, 60'000)));
+#endif
+    if (ready > 0) {
+      return Wait::kReady;
+    }
+    if (ready < 0 && errno != EINTR) {
+      return Wait::kFailed;
+    }
+    const std::int64_t at = now_ns();
+    if (at >= ns(deadline)) {
+      return Wait::kTimedOut;
+    }
+    if (at >= ns(pause)) {
+      return Wait::kPaused;
+    }
+  }
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::resolve() -> MetaStatus {
+  addresses_.clear();
+  next_address_ = 0;
+  last_error_ = 0;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port_);
+  if (const int rc = ::getaddrinfo(host_.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return failure(MetaErrc::kResolve, 0, "cannot resolve " + host_ + ": " + ::gai_strerror(rc));
+  }
+  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
+  for (const addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+    if (entry->ai_addrlen > sizeof(sockaddr_storage)) {
+      continue;
+    }
+    Address address;
+    address.family = entry->ai_family;
+    address.type = entry->ai_socktype;
+    address.protocol = entry->ai_protocol;
+    std::memcpy(&address.address, entry->ai_addr, entry->ai_addrlen);
+    address.length = entry->ai_addrlen;
+    addresses_.push_back(address);
+  }
+  return {};
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::next_address() -> std::optional<MetaStatus> {
+  while (next_address_ < addresses_.size()) {
+    close();
+    const Address& address = addresses_[next_address_++];
+    fd_ = ::socket(address.family, address.type | SOCK_NONBLOCK | SOCK_CLOEXEC, address.protocol);
+    if (fd_ < 0) {
+      return closing(MetaErrc::kIo, errno, "socket()");
+    }
+    const int one = 1;
+    static_cast<void>(::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address.address), address.length) == 0) {
+      state_ = State::kIdle;
+      return std::nullopt;
+    }
+    if (errno == EINPROGRESS) {
+      state_ = State::kConnecting;
+      return std::nullopt;
+    }
+    last_error_ = errno;
+  }
+  if (addresses_.empty()) {
+    return closing(MetaErrc::kConnect, 0, "no address");
+  }
+  return closing(MetaErrc::kConnect, last_error_, "connect()");
+}
+
+MEMSHARD_DETAIL_INLINE auto ListingConnection::send(MetaDeadline pause, MetaDeadline deadline,
+                                                    MetaStatus& failed) -> Sent {
+  while (sent_ < request_.size()) {
+    const ssize_t n = ::send(fd_, request_.data() + sent_, request_.size() - sent_, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      failed = lost(errno, "send()");
+      return Sent::kFailed;
+    }
+    const Wait ready = wait(POLLOUT, pause, deadline);
+    if (ready == Wait::kPaused) {
+      return Sent::kPaused;
+    }
+    if (ready != Wait::kReady) {
+      failed = ready == Wait::kTimedOut ? timed_out() : closing(MetaErrc::kIo, errno, "poll()");
+      return Sent::kFailed;
+    }
+  }
+  return Sent::kAll;
+}
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace detail
 }  // namespace MEMSHARD_ABI_NAMESPACE
