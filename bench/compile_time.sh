@@ -186,7 +186,8 @@ for record in "${measured[@]}"; do
     if ((${#compiled_libs[@]} == 0)); then
       continue
     fi
-    libs=("${compiled_libs[@]}" "${libs[@]}")
+    # the library calls libhashkit and starts a thread of its own (memshard-compiled.pc)
+    libs=("${compiled_libs[@]}" "${libs[@]}" -lhashkit -pthread)
   fi
   if "$cxx" "$work/$name.o" -o "$work/$name" "${libs[@]}" >"$work/$name.link.log" 2>&1; then
     text[$name]=$(size -B "$work/$name" | awk 'NR == 2 { print $1 }')
