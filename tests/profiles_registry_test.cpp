@@ -167,7 +167,7 @@ TEST(ProfilesRegistryTest, TheFamilyEntriesAreTheRegistrys) {
 }
 
 TEST(ProfilesRegistryTest, HashNamesListsNotesButNotAliasesOrRefusals) {
-  constexpr memshard::HashChoice kChoices[] = {
+  const memshard::HashChoice kChoices[] = {
       {.name = "a", .build = memshard::profiles::kGomemcacheProfile.build},
       {.name = "b", .note = "note", .build = memshard::profiles::kGomemcacheProfile.build},
       {.name = "c", .build = memshard::profiles::kGomemcacheProfile.build, .alias = true},
