@@ -2,19 +2,11 @@
 #ifndef MEMSHARD_SHARDED_CLIENT_HPP_
 #define MEMSHARD_SHARDED_CLIENT_HPP_
 
-// sharded_client.hpp: ShardedClient, which sends every operation to the
-// server its Locator picks. This is the part of a client that depends on the
-// locator type: key and value checks, routing and the operations. The rest is
-// in its parts: the shared fleet (fleet/fleet.hpp), server health and
-// ejection (fleet/server_health.hpp), connections (wire/connection_pool.hpp),
-// the skeleton every operation ends in (client/client_core.hpp) and the two
-// multi-get engines (wire/polled_multi_get.hpp,
-// wire/per_server_multi_get.hpp). docs/architecture.md has the picture.
-// This header declares the class; its members are defined in
-// client/detail/sharded_client_operations.hpp (the public calls) and
-// client/detail/sharded_client_internals.hpp (the private helpers), included at
-// its end, outside the class: so the compiled mode (client/detail/compiled_clients.hpp)
-// can declare a client `extern template` and compile none of it.
+// sharded_client.hpp: ShardedClient, the part of a client that depends on the locator type
+// (checks, routing, operations) over its parts: fleet/, wire/, client/client_core.hpp
+// (docs/architecture.md). Its members are defined outside the class, in
+// client/detail/sharded_client_operations.hpp and sharded_client_internals.hpp, so that the
+// compiled mode (client/detail/compiled_clients.hpp) can make a client an extern template.
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -58,17 +50,6 @@
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
-namespace detail {
-
-/// OptionalText: whether T is std::optional<U> with U convertible to
-/// std::string (a get_or_load loader that may decline to cache).
-template <class T>
-inline constexpr bool kOptionalText = false;
-template <class U>
-inline constexpr bool kOptionalText<std::optional<U>> = std::convertible_to<U, std::string>;
-
-}  // namespace detail
-
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
 /// Every operation checks its key (check_key) and value size before anything
@@ -80,24 +61,12 @@ inline constexpr bool kOptionalText<std::optional<U>> = std::convertible_to<U, s
 /// operation.
 ///
 /// Failure policy: after `failure_limit` consecutive timeouts or connection
-/// failures a server is ejected for `retry_interval`; then one request probes
-/// it, which either restores it or ejects it again. While a server is ejected,
-/// its keys fail at once (FailurePolicy::kFailFast) or go to the next live
-/// server of the placement (kFailover, for a locator that can fail over);
-/// keys of healthy servers never move. No call blocks longer than the connect
-/// timeout plus the I/O timeout, plus scheduling noise.
-///
-/// Family and fleet: clone() makes another client for another thread. A client
-/// and its clones are one family: they share one Fleet (the server list, its
-/// locator and the servers' health and counters, as one immutable snapshot)
-/// and nothing else; each has its own connections. reconfigure() on any of
-/// them publishes a new snapshot, which every client of the family uses from
-/// the start of its next operation or accessor call. A call already running
-/// when another thread reconfigures finishes on the snapshot it started with:
-/// its keys go where that snapshot placed them, and its outcome is recorded in
-/// the health of those servers (kept for the servers that stay). Connections
-/// to servers that stay (same host and port) are kept. Reading the fleet's
-/// generation is one atomic load per operation: no lock on the hot path.
+/// failures a server is ejected for `retry_interval`, then probed; meanwhile its
+/// keys fail at once (kFailFast) or go to the next live server (kFailover).
+/// No call blocks past its deadline. Family: clone() makes another client for
+/// another thread; a client and its clones share one Fleet (servers, locator,
+/// health: one immutable snapshot), and reconfigure() on any of them reaches
+/// all from their next call. docs/architecture.md tells both in full.
 ///
 /// Threads: one ShardedClient is used by one thread at a time. Move-only.
 /// Operations are noexcept in effect except for allocation failures and
@@ -128,19 +97,13 @@ class ShardedClient {
   /// Uses `locator` (by value), which must have been built for `servers`.
   /// reconfigure() then needs the new locator too: this client cannot know
   /// how `locator` was configured.
-  ShardedClient(std::vector<Server> servers, L locator, ClientOptions options = {})
-      : ShardedClient(std::move(servers), std::make_shared<const L>(std::move(locator)), options) {}
+  ShardedClient(std::vector<Server> servers, L locator, ClientOptions options = {});
 
   /// Builds `L(servers)`.
   explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {}) requires
-      std::constructible_from<L, std::span<const Server>>
-      : ShardedClient(std::move(servers), LocatorFactory([](std::span<const Server> list) {
-                        return std::make_shared<const L>(list);
-                      }),
-                      options) {}
+      std::constructible_from<L, std::span<const Server>>;
 
-  // Declared here and defaulted outside the class, so that they are not inline: the compiled
-  // mode then compiles them once, with the rest of the client.
+  // Defaulted outside the class: not inline, so compiled once in the compiled mode.
   ShardedClient(ShardedClient&&) noexcept;
   auto operator=(ShardedClient&&) noexcept -> ShardedClient&;
   ~ShardedClient();
@@ -149,7 +112,7 @@ class ShardedClient {
 
   /// clone: another client of this family, for another thread: the same
   /// fleet and options, with its own connections (opened on first use).
-  [[nodiscard]] auto clone() const -> ShardedClient { return ShardedClient(*this, CloneTag{}); }
+  [[nodiscard]] auto clone() const -> ShardedClient;
 
   /// deadline_scope: until the returned scope ends, every call of this
   /// client ends by `deadline` (or by its own call_timeout when that comes
@@ -163,14 +126,10 @@ class ShardedClient {
   ///   auto user = client.get("user:42");       // these two calls share
   ///   auto prefs = client.get("prefs:42");     // the same 50 ms
   [[nodiscard]] auto deadline_scope(std::chrono::steady_clock::time_point deadline) noexcept
-      -> DeadlineScope {
-    return DeadlineScope(core_, deadline);
-  }
+      -> DeadlineScope;
 
   /// deadline_scope: the same for `timeout` from now.
-  [[nodiscard]] auto deadline_scope(std::chrono::milliseconds timeout) noexcept -> DeadlineScope {
-    return DeadlineScope(core_, std::chrono::steady_clock::now() + timeout);
-  }
+  [[nodiscard]] auto deadline_scope(std::chrono::milliseconds timeout) noexcept -> DeadlineScope;
 
   // ---- single-key operations ------------------------------------------------
 
@@ -187,27 +146,17 @@ class ShardedClient {
   /// set: stores the value whatever is there. Without an expiry, the item
   /// gets ClientOptions::default_expiry (Expiry::never() says never).
   auto set(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
-           std::uint32_t flags = 0) -> Status {
-    return store(Store::kSet, key, value, options_.expiry_or_default(expiry), flags);
-  }
+           std::uint32_t flags = 0) -> Status;
   /// add: stores only when the key is absent, else Errc::kNotStored.
   auto add(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
-           std::uint32_t flags = 0) -> Status {
-    return store(Store::kAdd, key, value, options_.expiry_or_default(expiry), flags);
-  }
+           std::uint32_t flags = 0) -> Status;
   /// replace: stores only when the key exists, else Errc::kNotStored.
   auto replace(std::string_view key, std::string_view value, std::optional<Expiry> expiry = {},
-               std::uint32_t flags = 0) -> Status {
-    return store(Store::kReplace, key, value, options_.expiry_or_default(expiry), flags);
-  }
+               std::uint32_t flags = 0) -> Status;
   /// append: adds bytes after the existing value, else Errc::kNotStored.
-  auto append(std::string_view key, std::string_view value) -> Status {
-    return store(Store::kAppend, key, value, Expiry{}, 0);
-  }
+  auto append(std::string_view key, std::string_view value) -> Status;
   /// prepend: adds bytes before the existing value, else Errc::kNotStored.
-  auto prepend(std::string_view key, std::string_view value) -> Status {
-    return store(Store::kPrepend, key, value, Expiry{}, 0);
-  }
+  auto prepend(std::string_view key, std::string_view value) -> Status;
 
   /// cas: stores only if the item still has the cas unique `cas` (from get);
   /// Errc::kExists when it changed, Errc::kNotFound when it is gone.
@@ -222,13 +171,9 @@ class ShardedClient {
   /// incr: adds `delta` to a decimal value and answers the new value
   /// (wrapping at 2^64, as memcached does); Errc::kNotFound for a missing key,
   /// Errc::kInvalidArgument for a value that is not a number.
-  auto incr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t> {
-    return arithmetic(key, delta, true);
-  }
+  auto incr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t>;
   /// decr: subtracts `delta`, stopping at 0 (memcached's rule).
-  auto decr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t> {
-    return arithmetic(key, delta, false);
-  }
+  auto decr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t>;
 
   /// incr_with_initial: incr, but a missing key is created holding `initial`
   /// (with `expiry`, or ClientOptions::default_expiry), which is the answer
@@ -309,10 +254,7 @@ class ShardedClient {
 
   /// get_values for a list of keys: `client.get_values({"a", "b"}, codec)`.
   template <Codec C>
-  auto get_values(std::initializer_list<std::string_view> keys, const C& codec)
-      -> MultiValueResult {
-    return get_values(std::span<const std::string_view>(keys.begin(), keys.size()), codec);
-  }
+  auto get_values(std::initializer_list<std::string_view> keys, const C& codec) -> MultiValueResult;
 
   // ---- multi-get ------------------------------------------------------------
 
@@ -328,9 +270,7 @@ class ShardedClient {
   auto get_multi(const Keys& keys) -> MultiGetResult;
 
   /// get_multi for a list of keys: `client.get_multi({"a", "b"})`.
-  auto get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult {
-    return get_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
-  }
+  auto get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult;
 
   /// visit_multi: get_multi without copies. Calls `on_hit(index, item)` for
   /// every key found, with `item` (an ItemView) valid only during the call,
@@ -344,9 +284,7 @@ class ShardedClient {
   /// reconfigure() included: this call finishes on its snapshot), never this
   /// one.
   template <KeyRange Keys, class OnHit, class OnFailure>
-  void visit_multi(const Keys& keys, OnHit&& on_hit, OnFailure&& on_failure) {
-    visit_sent(sent_keys(keys), on_hit, on_failure);
-  }
+  void visit_multi(const Keys& keys, OnHit&& on_hit, OnFailure&& on_failure);
 
   // ---- batch writes -----------------------------------------------------------
 
@@ -364,58 +302,45 @@ class ShardedClient {
   /// migration windows write key by key instead.
   template <KeyValueRange Items>
   auto set_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
-      -> MultiWriteResult {
-    return write_pairs(detail::WriteKind::kSet, items, options_.expiry_or_default(expiry), flags);
-  }
+      -> MultiWriteResult;
 
   /// add_multi: set_multi, storing only the keys that are absent (kNotStored
   /// for the others).
   template <KeyValueRange Items>
   auto add_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
-      -> MultiWriteResult {
-    return write_pairs(detail::WriteKind::kAdd, items, options_.expiry_or_default(expiry), flags);
-  }
+      -> MultiWriteResult;
 
   /// delete_multi: deletes every key of `keys` (any sized range of
   /// string-like keys) as set_multi writes; kNotFound for a key that was not
   /// there.
   template <KeyRange Keys>
-  auto delete_multi(const Keys& keys) -> MultiWriteResult {
-    return write_keys(detail::WriteKind::kDelete, sent_keys(keys), {}, Expiry::never(), 0);
-  }
+  auto delete_multi(const Keys& keys) -> MultiWriteResult;
 
   /// delete_multi for a list of keys: `client.delete_multi({"a", "b"})`.
-  auto delete_multi(std::initializer_list<std::string_view> keys) -> MultiWriteResult {
-    return delete_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
-  }
+  auto delete_multi(std::initializer_list<std::string_view> keys) -> MultiWriteResult;
 
   /// touch_multi: gives every key of `keys` the expiry `expiry`, as
   /// set_multi writes; kNotFound for a key that was not there.
   template <KeyRange Keys>
-  auto touch_multi(const Keys& keys, Expiry expiry) -> MultiWriteResult {
-    return write_keys(detail::WriteKind::kTouch, sent_keys(keys), {}, expiry, 0);
-  }
+  auto touch_multi(const Keys& keys, Expiry expiry) -> MultiWriteResult;
 
   // ---- placement and observability -----------------------------------------
 
   /// snapshot: the fleet's current state (server list, locator, health), as
   /// one consistent object.
-  [[nodiscard]] auto snapshot() const -> std::shared_ptr<const Snapshot> { return view(); }
+  [[nodiscard]] auto snapshot() const -> std::shared_ptr<const Snapshot>;
 
   /// server_index_for: the index of the key's server while every server is
   /// healthy (the placement itself).
-  [[nodiscard]] auto server_index_for(std::string_view key) const -> std::size_t {
-    std::string buffer;
-    return view()->locate(prefix_.sent_key(key, buffer));
-  }
+  [[nodiscard]] auto server_index_for(std::string_view key) const -> std::size_t;
   /// server_for: the key's server while every server is healthy.
   [[nodiscard]] auto server_for(std::string_view key) const -> Server;
   /// servers: the current server list.
-  [[nodiscard]] auto servers() const -> std::vector<Server> { return view()->servers(); }
+  [[nodiscard]] auto servers() const -> std::vector<Server>;
   /// locator: the current locator.
-  [[nodiscard]] auto locator() const -> std::shared_ptr<const L> { return view()->locator; }
+  [[nodiscard]] auto locator() const -> std::shared_ptr<const L>;
   /// options: the options in force.
-  [[nodiscard]] auto options() const noexcept -> const ClientOptions& { return options_; }
+  [[nodiscard]] auto options() const noexcept -> const ClientOptions&;
 
   /// stats: every server's counters and state, in server order (in a
   /// migration window: the new servers, then the retiring ones).
@@ -459,9 +384,7 @@ class ShardedClient {
                        MigrationOptions options = {});
 
   /// begin_migration: the same with the new locator by value.
-  void begin_migration(std::vector<Server> servers, L locator, MigrationOptions options = {}) {
-    begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
-  }
+  void begin_migration(std::vector<Server> servers, L locator, MigrationOptions options = {});
 
   /// begin_migration: the same with a locator of another type that L can
   /// hold (a KetamaLocator for a client over AnyLocator, say).
@@ -474,7 +397,7 @@ class ShardedClient {
   /// commit_migration: ends the window, dropping the old placement; retiring
   /// servers lose their connections and can go. Answers whether a migration
   /// was running.
-  auto commit_migration() -> bool { return end_migration(true); }
+  auto commit_migration() -> bool;
 
   /// abort_migration: ends the window by going back to the old placement.
   /// Safe: every write in the window invalidated the old copy, or left the
@@ -483,7 +406,7 @@ class ShardedClient {
   /// begin_migration() placing keys on them throws ConfigError until they
   /// are flushed (MigrationOptions::aborted_copies_flushed). Answers whether
   /// a migration was running.
-  auto abort_migration() -> bool { return end_migration(false); }
+  auto abort_migration() -> bool;
 
   /// migrate_key: copies one key of the running migration to its new owner
   /// (what a read of it would do, without reading the new owner first):
@@ -495,10 +418,7 @@ class ShardedClient {
   /// migration_stats: the running migration's counters, summed over the
   /// family; once it ended (commit or abort), the last window's counters
   /// with `active` false; all zero when no migration ever ran.
-  [[nodiscard]] auto migration_stats() const -> MigrationStats {
-    const std::shared_ptr<const Snapshot> now = view();
-    return now->migration ? now->migration->state->stats() : fleet_->last_migration_stats();
-  }
+  [[nodiscard]] auto migration_stats() const -> MigrationStats;
 
  private:
   struct CloneTag {};
@@ -508,23 +428,14 @@ class ShardedClient {
   // server misses is remembered), or only changes its expiry.
   enum class Access : std::uint8_t { kRead, kWrite, kTouch };
 
-  ShardedClient(const ShardedClient& other, CloneTag)
-      : options_(other.options_), prefix_(other.prefix_), fleet_(other.fleet_), core_(options_) {
-    adopt(fleet_->current());
-  }
+  ShardedClient(const ShardedClient& other, CloneTag);
 
-  [[nodiscard]] static auto checked(const ClientOptions& options) -> const ClientOptions& {
-    validate_options(options);
-    return options;
-  }
+  [[nodiscard]] static auto checked(const ClientOptions& options) -> const ClientOptions&;
 
   void check_policy() const;
 
   // What every server list must pass before it is published.
-  static void validate(std::span<const Server> servers) {
-    validate_servers(servers);
-    detail::validate_wire_servers(servers);
-  }
+  static void validate(std::span<const Server> servers);
 
   void check_locator(const std::shared_ptr<const L>& locator) const;
 
@@ -562,10 +473,7 @@ class ShardedClient {
   [[nodiscard]] auto exptime(Expiry expiry) const noexcept -> std::time_t;
 
   void start_migration(std::vector<Server> servers, std::shared_ptr<const L> locator,
-                       const MigrationOptions& options) {
-    announce("begin_migration",
-             [&] { fleet_->begin_migration(std::move(servers), std::move(locator), options); });
-  }
+                       const MigrationOptions& options);
 
   auto end_migration(bool commit) -> bool;
 
@@ -577,9 +485,7 @@ class ShardedClient {
   void announce(std::string_view what, Change&& change);
 
   // The migration window of the current snapshot (which has a migration).
-  [[nodiscard]] auto window() noexcept -> detail::MigrationWindow<L> {
-    return detail::MigrationWindow<L>(core_, meta_, *snapshot_);
-  }
+  [[nodiscard]] auto window() noexcept -> detail::MigrationWindow<L>;
 
   // Runs the write `call()` on `key`; in a migration window, applies `rule`
   // to the key's old copy.
@@ -588,11 +494,9 @@ class ShardedClient {
 
   // The key as it goes on the wire (with the key prefix), valid until the
   // next call of sent().
-  auto sent(std::string_view key) -> std::string_view { return prefix_.sent_key(key, sent_); }
+  auto sent(std::string_view key) -> std::string_view;
 
-  auto native(std::size_t server) -> memcached_st* {
-    return core_.pool().handle(server).native_handle();
-  }
+  auto native(std::size_t server) -> memcached_st*;
 
   // visit_multi on sent keys.
   template <class OnHit, class OnFailure>
@@ -688,8 +592,7 @@ class ShardedClient {
 
 #include "memshard/client/detail/sharded_client_internals.hpp"
 #include "memshard/client/detail/sharded_client_operations.hpp"
-
-// The compiled mode: the clients memshard::compiled holds are declared extern there.
+// The compiled mode: the clients memshard::compiled holds are extern there.
 #if defined(MEMSHARD_COMPILED_LIB)
 #include "memshard/client/detail/compiled_clients.hpp"
 #endif

@@ -11,6 +11,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -219,6 +220,17 @@ struct ItemView {
   std::uint32_t flags = 0;
   std::uint64_t cas = 0;
 };
+
+namespace detail {
+
+/// OptionalText: whether T is std::optional<U> with U convertible to
+/// std::string (a get_or_load loader that may decline to cache).
+template <class T>
+inline constexpr bool kOptionalText = false;
+template <class U>
+inline constexpr bool kOptionalText<std::optional<U>> = std::convertible_to<U, std::string>;
+
+}  // namespace detail
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

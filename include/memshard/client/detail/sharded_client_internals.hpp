@@ -667,6 +667,47 @@ auto ShardedClient<L>::arithmetic(std::string_view key, std::uint32_t delta, boo
   return Result<std::uint64_t>(value, std::move(status));
 }
 
+template <Locator L>
+ShardedClient<L>::ShardedClient(const ShardedClient& other, CloneTag)
+    : options_(other.options_), prefix_(other.prefix_), fleet_(other.fleet_), core_(options_) {
+  adopt(fleet_->current());
+}
+
+template <Locator L>
+auto ShardedClient<L>::checked(const ClientOptions& options) -> const ClientOptions& {
+  validate_options(options);
+  return options;
+}
+
+template <Locator L>
+void ShardedClient<L>::validate(std::span<const Server> servers) {
+  validate_servers(servers);
+  detail::validate_wire_servers(servers);
+}
+
+template <Locator L>
+void ShardedClient<L>::start_migration(std::vector<Server> servers,
+                                       std::shared_ptr<const L> locator,
+                                       const MigrationOptions& options) {
+  announce("begin_migration",
+           [&] { fleet_->begin_migration(std::move(servers), std::move(locator), options); });
+}
+
+template <Locator L>
+auto ShardedClient<L>::window() noexcept -> detail::MigrationWindow<L> {
+  return detail::MigrationWindow<L>(core_, meta_, *snapshot_);
+}
+
+template <Locator L>
+auto ShardedClient<L>::sent(std::string_view key) -> std::string_view {
+  return prefix_.sent_key(key, sent_);
+}
+
+template <Locator L>
+auto ShardedClient<L>::native(std::size_t server) -> memcached_st* {
+  return core_.pool().handle(server).native_handle();
+}
+
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
 

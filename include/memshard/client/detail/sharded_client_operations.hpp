@@ -448,6 +448,170 @@ auto ShardedClient<L>::migrate_key(std::string_view key) -> KeyMigration {
   return window().migrate_key(key, route_from(snapshot_->locate(key), key));
 }
 
+template <Locator L>
+ShardedClient<L>::ShardedClient(std::vector<Server> servers, L locator, ClientOptions options)
+    : ShardedClient(std::move(servers), std::make_shared<const L>(std::move(locator)), options) {}
+
+template <Locator L>
+ShardedClient<L>::ShardedClient(std::vector<Server> servers, ClientOptions options) requires
+    std::constructible_from<L, std::span<const Server>>
+    : ShardedClient(std::move(servers), LocatorFactory([](std::span<const Server> list) {
+                      return std::make_shared<const L>(list);
+                    }),
+                    options) {}
+
+template <Locator L>
+auto ShardedClient<L>::clone() const -> ShardedClient {
+  return ShardedClient(*this, CloneTag{});
+}
+
+template <Locator L>
+auto ShardedClient<L>::deadline_scope(std::chrono::steady_clock::time_point deadline) noexcept
+    -> DeadlineScope {
+  return DeadlineScope(core_, deadline);
+}
+
+template <Locator L>
+auto ShardedClient<L>::deadline_scope(std::chrono::milliseconds timeout) noexcept -> DeadlineScope {
+  return DeadlineScope(core_, std::chrono::steady_clock::now() + timeout);
+}
+
+template <Locator L>
+auto ShardedClient<L>::set(std::string_view key, std::string_view value,
+                           std::optional<Expiry> expiry, std::uint32_t flags) -> Status {
+  return store(Store::kSet, key, value, options_.expiry_or_default(expiry), flags);
+}
+
+template <Locator L>
+auto ShardedClient<L>::add(std::string_view key, std::string_view value,
+                           std::optional<Expiry> expiry, std::uint32_t flags) -> Status {
+  return store(Store::kAdd, key, value, options_.expiry_or_default(expiry), flags);
+}
+
+template <Locator L>
+auto ShardedClient<L>::replace(std::string_view key, std::string_view value,
+                               std::optional<Expiry> expiry, std::uint32_t flags) -> Status {
+  return store(Store::kReplace, key, value, options_.expiry_or_default(expiry), flags);
+}
+
+template <Locator L>
+auto ShardedClient<L>::append(std::string_view key, std::string_view value) -> Status {
+  return store(Store::kAppend, key, value, Expiry{}, 0);
+}
+
+template <Locator L>
+auto ShardedClient<L>::prepend(std::string_view key, std::string_view value) -> Status {
+  return store(Store::kPrepend, key, value, Expiry{}, 0);
+}
+
+template <Locator L>
+auto ShardedClient<L>::incr(std::string_view key, std::uint32_t delta) -> Result<std::uint64_t> {
+  return arithmetic(key, delta, true);
+}
+
+template <Locator L>
+auto ShardedClient<L>::decr(std::string_view key, std::uint32_t delta) -> Result<std::uint64_t> {
+  return arithmetic(key, delta, false);
+}
+
+template <Locator L>
+template <Codec C>
+auto ShardedClient<L>::get_values(std::initializer_list<std::string_view> keys, const C& codec)
+    -> MultiValueResult {
+  return get_values(std::span<const std::string_view>(keys.begin(), keys.size()), codec);
+}
+
+template <Locator L>
+auto ShardedClient<L>::get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult {
+  return get_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
+}
+
+template <Locator L>
+template <KeyRange Keys, class OnHit, class OnFailure>
+void ShardedClient<L>::visit_multi(const Keys& keys, OnHit&& on_hit, OnFailure&& on_failure) {
+  visit_sent(sent_keys(keys), on_hit, on_failure);
+}
+
+template <Locator L>
+template <KeyValueRange Items>
+auto ShardedClient<L>::set_multi(const Items& items, std::optional<Expiry> expiry,
+                                 std::uint32_t flags) -> MultiWriteResult {
+  return write_pairs(detail::WriteKind::kSet, items, options_.expiry_or_default(expiry), flags);
+}
+
+template <Locator L>
+template <KeyValueRange Items>
+auto ShardedClient<L>::add_multi(const Items& items, std::optional<Expiry> expiry,
+                                 std::uint32_t flags) -> MultiWriteResult {
+  return write_pairs(detail::WriteKind::kAdd, items, options_.expiry_or_default(expiry), flags);
+}
+
+template <Locator L>
+template <KeyRange Keys>
+auto ShardedClient<L>::delete_multi(const Keys& keys) -> MultiWriteResult {
+  return write_keys(detail::WriteKind::kDelete, sent_keys(keys), {}, Expiry::never(), 0);
+}
+
+template <Locator L>
+auto ShardedClient<L>::delete_multi(std::initializer_list<std::string_view> keys)
+    -> MultiWriteResult {
+  return delete_multi(std::span<const std::string_view>(keys.begin(), keys.size()));
+}
+
+template <Locator L>
+template <KeyRange Keys>
+auto ShardedClient<L>::touch_multi(const Keys& keys, Expiry expiry) -> MultiWriteResult {
+  return write_keys(detail::WriteKind::kTouch, sent_keys(keys), {}, expiry, 0);
+}
+
+template <Locator L>
+auto ShardedClient<L>::snapshot() const -> std::shared_ptr<const Snapshot> {
+  return view();
+}
+
+template <Locator L>
+auto ShardedClient<L>::server_index_for(std::string_view key) const -> std::size_t {
+  std::string buffer;
+  return view()->locate(prefix_.sent_key(key, buffer));
+}
+
+template <Locator L>
+auto ShardedClient<L>::servers() const -> std::vector<Server> {
+  return view()->servers();
+}
+
+template <Locator L>
+auto ShardedClient<L>::locator() const -> std::shared_ptr<const L> {
+  return view()->locator;
+}
+
+template <Locator L>
+auto ShardedClient<L>::options() const noexcept -> const ClientOptions& {
+  return options_;
+}
+
+template <Locator L>
+void ShardedClient<L>::begin_migration(std::vector<Server> servers, L locator,
+                                       MigrationOptions options) {
+  begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
+}
+
+template <Locator L>
+auto ShardedClient<L>::commit_migration() -> bool {
+  return end_migration(true);
+}
+
+template <Locator L>
+auto ShardedClient<L>::abort_migration() -> bool {
+  return end_migration(false);
+}
+
+template <Locator L>
+auto ShardedClient<L>::migration_stats() const -> MigrationStats {
+  const std::shared_ptr<const Snapshot> now = view();
+  return now->migration ? now->migration->state->stats() : fleet_->last_migration_stats();
+}
+
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
 
