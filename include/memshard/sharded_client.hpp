@@ -100,8 +100,15 @@ class ShardedClient {
   ShardedClient(std::vector<Server> servers, L locator, ClientOptions options = {});
 
   /// Builds `L(servers)`.
-  explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {}) requires
-      std::constructible_from<L, std::span<const Server>>;
+  /// (A member template: an explicit instantiation never compiles it for a locator that
+  /// cannot be built from the servers alone.)
+  template <class M = L>
+  requires std::constructible_from<M, std::span<const Server>>
+  explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {})
+      : ShardedClient(std::move(servers), LocatorFactory([](std::span<const Server> list) {
+                        return std::make_shared<const L>(list);
+                      }),
+                      options) {}
 
   // Defaulted outside the class: not inline, so compiled once in the compiled mode.
   ShardedClient(ShardedClient&&) noexcept;

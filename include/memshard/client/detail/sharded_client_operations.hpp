@@ -453,14 +453,6 @@ ShardedClient<L>::ShardedClient(std::vector<Server> servers, L locator, ClientOp
     : ShardedClient(std::move(servers), std::make_shared<const L>(std::move(locator)), options) {}
 
 template <Locator L>
-ShardedClient<L>::ShardedClient(std::vector<Server> servers, ClientOptions options) requires
-    std::constructible_from<L, std::span<const Server>>
-    : ShardedClient(std::move(servers), LocatorFactory([](std::span<const Server> list) {
-                      return std::make_shared<const L>(list);
-                    }),
-                    options) {}
-
-template <Locator L>
 auto ShardedClient<L>::clone() const -> ShardedClient {
   return ShardedClient(*this, CloneTag{});
 }
