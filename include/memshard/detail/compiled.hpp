@@ -6,7 +6,8 @@
 // function is defined in the headers. Compiled (memshard::compiled, a library that defines
 // MEMSHARD_COMPILED_LIB for every unit linking it): the functions the library holds are only
 // declared, and the clients it compiles are `extern template` (client/detail/compiled_clients.hpp).
-// The library's own sources define MEMSHARD_DETAIL_COMPILED_SOURCE to see the definitions.
+// One unit of the library, src/memshard.cpp, defines MEMSHARD_DETAIL_COMPILED_SOURCE to compile
+// the definitions; its other units (one per client) see them declared.
 // One program uses one mode: a function inline in one unit and not in another breaks the
 // one-definition rule.
 
