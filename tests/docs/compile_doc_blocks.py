@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""compile_doc_blocks.py: every ```cpp block of one Markdown page compiles.
+"""compile_doc_blocks.py: every ```cpp block of the given Markdown pages compiles.
 
-    compile_doc_blocks.py --page PAGE --root SOURCE_DIR --work-dir DIR
+    compile_doc_blocks.py --page PAGE [--page PAGE ...] --root SOURCE_DIR --work-dir DIR
         [--include-dirs A|B|...] [--definitions X|Y=1|...] -- CXX FLAGS...
 
 The convention, for README.md and docs/*.md:
@@ -12,8 +12,8 @@ The convention, for README.md and docs/*.md:
 - Any other block is a fragment: the body of a function, in namespace memshard_docs, after
   <memshard/memshard.hpp>, <memshard/codecs/make_codec.hpp> and tests/docs/doc_context.hpp, which
   declares the names fragments take as given (a client, server lists, a key, a database, render,
-  log, ...). Its #include lines go above the function. All the fragments of a page share one unit,
-  one function each.
+  log, ...). Its #include lines go above the function. All the fragments share one unit, one
+  function each (the headers, most of the cost, are read once).
 - `<!-- memshard.docs: skip (reason) -->` on the line before a block leaves it out; the reason is
   required. Any other `memshard.docs:` comment is an error.
 
@@ -99,19 +99,22 @@ def program_unit(block, page_name):
     return f'#line {block.first_line} "{page_name}"\n{block.code}\n'
 
 
-def fragments_unit(blocks, page_name):
+def fragments_unit(fragments):
+    """fragments: (page name, block) pairs."""
     includes, functions = [], []
-    for block in blocks:
+    for page_name, block in fragments:
         body = []
         for line in block.lines:
             if INCLUDE.match(line):
-                includes.append(line)
+                if line.strip() not in includes:
+                    includes.append(line.strip())
                 body.append("")  # keeps the lines after it where #line says they are
             else:
                 body.append(line)
-        functions.append(f"void block_at_line_{block.first_line}() {{\n"
+        name = re.sub(r"\W", "_", page_name.removesuffix(".md"))
+        functions.append(f"void {name}_line_{block.first_line}() {{\n"
                          f'#line {block.first_line} "{page_name}"\n' + "\n".join(body) + "\n}\n")
-    return ("// The fragments of " + page_name + ", one function each "
+    return ("// The documentation's fragments, one function each "
             "(tests/docs/compile_doc_blocks.py).\n"
             "#include <memshard/codecs/make_codec.hpp>\n"
             "#include <memshard/memshard.hpp>\n\n"
@@ -121,7 +124,7 @@ def fragments_unit(blocks, page_name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--page", required=True, type=pathlib.Path)
+    parser.add_argument("--page", required=True, type=pathlib.Path, action="append")
     parser.add_argument("--root", required=True, type=pathlib.Path)
     parser.add_argument("--work-dir", required=True, type=pathlib.Path)
     parser.add_argument("--include-dirs", default="")
@@ -129,25 +132,33 @@ def main():
     parser.add_argument("compiler", nargs="+")
     args = parser.parse_args()
 
-    page_name = args.page.resolve().relative_to(args.root.resolve()).as_posix()
-    blocks, errors = read_blocks(args.page.read_text(encoding="utf-8"), page_name)
-    for error in errors:
-        print(error)
-
-    stem = page_name.replace("/", "_").removesuffix(".md")
     args.work_dir.mkdir(parents=True, exist_ok=True)
     units = []  # (file, what it holds)
-    kept = [b for b in blocks if not b.skip]
-    for block in (b for b in kept if b.is_program):
-        unit = args.work_dir / f"{stem}.line{block.first_line}.cpp"
-        unit.write_text(program_unit(block, page_name), encoding="utf-8")
-        units.append((unit, f"the program at {page_name}:{block.first_line}"))
-    fragments = [b for b in kept if not b.is_program]
+    fragments = []  # (page name, block)
+    summaries, skips, errors = [], [], []
+    for page in args.page:
+        page_name = page.resolve().relative_to(args.root.resolve()).as_posix()
+        blocks, page_errors = read_blocks(page.read_text(encoding="utf-8"), page_name)
+        errors += page_errors
+        kept = [b for b in blocks if not b.skip]
+        programs = [b for b in kept if b.is_program]
+        for block in programs:
+            stem = re.sub(r"\W", "_", page_name.removesuffix(".md"))
+            unit = args.work_dir / f"{stem}.line{block.first_line}.cpp"
+            unit.write_text(program_unit(block, page_name), encoding="utf-8")
+            units.append((unit, f"the program at {page_name}:{block.first_line} does not compile"))
+        fragments += [(page_name, b) for b in kept if not b.is_program]
+        skips += [f"{page_name}:{b.first_line}: skipped: {b.skip}" for b in blocks if b.skip]
+        summaries.append(f"{page_name}: C++ blocks: {len(blocks)} (programs {len(programs)}, "
+                         f"fragments {len(kept) - len(programs)}, "
+                         f"skipped {len(blocks) - len(kept)})")
+    for error in errors:
+        print(error)
     if fragments:
-        unit = args.work_dir / f"{stem}.fragments.cpp"
-        unit.write_text(fragments_unit(fragments, page_name), encoding="utf-8")
-        lines = ", ".join(str(b.first_line) for b in fragments)
-        units.append((unit, f"the fragments of {page_name} (lines {lines})"))
+        unit = args.work_dir / "fragments.cpp"
+        unit.write_text(fragments_unit(fragments), encoding="utf-8")
+        where = ", ".join(f"{page}:{block.first_line}" for page, block in fragments)
+        units.append((unit, f"a fragment does not compile (the fragments: {where})"))
 
     flags = [f"-I{d}" for d in args.include_dirs.split("|") if d]
     flags += [f"-I{pathlib.Path(__file__).resolve().parent}"]
@@ -158,15 +169,11 @@ def main():
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         sys.stdout.write(result.stdout + result.stderr)
         if result.returncode != 0:
-            print(f"FAILED: {what} does not compile ({unit})")
+            print(f"FAILED: {what}; the unit: {unit}")
             failed += 1
 
-    skipped = [b for b in blocks if b.skip]
-    for block in skipped:
-        print(f"{page_name}:{block.first_line}: skipped: {block.skip}")
-    print(f"{page_name}: C++ blocks: {len(blocks)} (programs {len(kept) - len(fragments)}, "
-          f"fragments {len(fragments)}, skipped {len(skipped)}); units compiled: {len(units)}, "
-          f"failed: {failed}")
+    print("\n".join(skips + summaries))
+    print(f"units compiled: {len(units)}, failed: {failed}")
     return 1 if failed or errors else 0
 
 
