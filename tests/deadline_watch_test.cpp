@@ -53,7 +53,7 @@ auto options() -> ClientOptions {
 
 // Runs `call` and answers how long it took, also recorded in the test's XML
 // output (--gtest_output=xml) as a property "ms", then "ms1", ...: the
-// README's reliability table quotes them.
+// reliability table of docs/reliability.md quotes them.
 template <class F>
 auto timed(F&& call) -> milliseconds {
   static int count = 0;

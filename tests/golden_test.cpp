@@ -164,15 +164,15 @@ TEST(GoldenTables, OneMisplacedKeyIsCaught) {
 
 namespace {
 
-// The README's compatibility table names every profile, so that a user can
-// find their client's.
-TEST(GoldenTables, TheReadmeTableNamesEveryProfile) {
-  std::ifstream in(kGoldenDir / ".." / ".." / "README.md");
-  ASSERT_TRUE(in) << "README.md not found";
-  std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// The compatibility table of docs/profiles.md names every profile, so that a
+// user can find their client's.
+TEST(GoldenTables, TheProfilesPageTableNamesEveryProfile) {
+  std::ifstream in(kGoldenDir / ".." / ".." / "docs" / "profiles.md");
+  ASSERT_TRUE(in) << "docs/profiles.md not found";
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const memshard::ProfileInfo& profile : memshard::kProfiles) {
-    EXPECT_NE(readme.find("| `" + std::string(profile.name) + "` |"), std::string::npos)
-        << profile.name << " has no row in the README's profile table";
+    EXPECT_NE(page.find("| `" + std::string(profile.name) + "` |"), std::string::npos)
+        << profile.name << " has no row in the compatibility table of docs/profiles.md";
   }
 }
 

@@ -235,7 +235,7 @@ void print_usage(std::ostream& out) {
          "                       evictions rise, and comes back when they stop\n"
          "  --min-ttl S          do not copy keys with less than S seconds to live, on their\n"
          "                       server's clock (default 1)\n"
-         "  --json               print the summary as one JSON object (see the README)\n"
+         "  --json               print the summary as one JSON object (see docs/tools.md)\n"
          "  --quiet              no progress line on standard error\n"
          "  --help               print this help\n"
          "  --version            print the memshard version\n"

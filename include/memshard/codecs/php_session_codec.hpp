@@ -14,7 +14,7 @@
 // The flags are not looked at: the handler writes 0 and never reads them.
 //
 // Where the sessions are (the key prefix "memc.sess.key.", the placement and
-// the lock PHP takes while a request runs): README.md, "PHP sessions", and
+// the lock PHP takes while a request runs): docs/codecs.md, "PHP sessions", and
 // examples/php_session.cpp.
 //
 // **Example**:
