@@ -5,8 +5,9 @@
 # takes the ```sh block that follows the README's "<!-- memshard.package.readme_install" comment,
 # and runs each of its commands there with sh, as written, with DESTDIR=WORK_DIR/destdir so that
 # its --prefix lands inside WORK_DIR. Then checks that the prefix holds the CMake package, the
-# headers, the pkg-config files and the tools. The commands find this cmake first in PATH, and
-# CXX set to the compiler given. WORK_DIR is removed before and after, also when a check fails.
+# headers, the pkg-config files, the tools and the compiled mode's library. The commands find
+# this cmake first in PATH, and CXX set to the compiler given. WORK_DIR is removed before and
+# after, also when a check fails.
 cmake_minimum_required(VERSION 3.24)
 foreach(var IN ITEMS SOURCE_DIR WORK_DIR CXX)
   if(NOT DEFINED ${var})
@@ -160,6 +161,13 @@ foreach(
         bin/memshard-get)
   if(NOT EXISTS "${installed}/${file}")
     fail("the README's install commands did not install ${prefix}/${file}")
+  endif()
+endforeach()
+# The compiled mode, arch-dependent: under the library directory (lib, lib64, lib/<triplet>).
+foreach(name IN ITEMS libmemshard-compiled.a memshard-compiled.pc memshardCompiledTargets.cmake)
+  file(GLOB_RECURSE found RELATIVE "${installed}" "${installed}/lib*/${name}")
+  if(NOT found)
+    fail("the README's install commands did not install ${name} under ${prefix}/lib")
   endif()
 endforeach()
 message("the README's ${commands_run} install commands installed memshard into ${installed}")
