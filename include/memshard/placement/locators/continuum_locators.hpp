@@ -48,26 +48,7 @@ class CompatContinuumLocator {
  public:
   using hasher = Hash;
 
-  explicit CompatContinuumLocator(std::span<const Server> servers, Hash hash = {}) : hash_(hash) {
-    validate_servers(servers);
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      total_ += servers[s].weight;
-      const double scale = servers[s].weight / total_;
-      for (Boundary& boundary : boundaries_) {
-        const auto point = static_cast<double>(boundary.point);
-        boundary.point = static_cast<std::uint32_t>(point - point * scale);
-      }
-      boundaries_.push_back({kMaxPoint, static_cast<std::uint32_t>(s)});
-    }
-    if (!(total_ + 0.5 < 4294967296.0)) {
-      detail::throw_config_error("total weight too large (at most 2^32 buckets)",
-                                 std::to_string(total_));
-    }
-    buckets_ = static_cast<std::uint32_t>(total_ + 0.5);
-    if (buckets_ == 0) {
-      detail::throw_config_error("total weight rounds to zero buckets", std::to_string(total_));
-    }
-  }
+  explicit CompatContinuumLocator(std::span<const Server> servers, Hash hash = {});
 
   /// locate: the index of the key's server, in the caller's order.
   [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
@@ -140,6 +121,29 @@ class CompatContinuumLocator {
   std::uint32_t buckets_ = 0;
 };
 
+template <Hasher Hash>
+CompatContinuumLocator<Hash>::CompatContinuumLocator(std::span<const Server> servers, Hash hash)
+    : hash_(hash) {
+  validate_servers(servers);
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    total_ += servers[s].weight;
+    const double scale = servers[s].weight / total_;
+    for (Boundary& boundary : boundaries_) {
+      const auto point = static_cast<double>(boundary.point);
+      boundary.point = static_cast<std::uint32_t>(point - point * scale);
+    }
+    boundaries_.push_back({kMaxPoint, static_cast<std::uint32_t>(s)});
+  }
+  if (!(total_ + 0.5 < 4294967296.0)) {
+    detail::throw_config_error("total weight too large (at most 2^32 buckets)",
+                               std::to_string(total_));
+  }
+  buckets_ = static_cast<std::uint32_t>(total_ + 0.5);
+  if (buckets_ == 0) {
+    detail::throw_config_error("total weight rounds to zero buckets", std::to_string(total_));
+  }
+}
+
 /// BucketedRingLocator: pecl memcache's "consistent" strategy. The ring holds
 /// `points_per_server x weight` points "host:port-i" per server (port always
 /// written), each `Hash` of its string; then 1024 buckets are fixed once:
@@ -160,28 +164,7 @@ class BucketedRingLocator {
   static constexpr std::uint32_t kBucketSpan = 0xFFFFFFFFU / kBuckets;  // 4194303
 
   explicit BucketedRingLocator(std::span<const Server> servers, std::size_t points_per_server = 160,
-                               Hash hash = {})
-      : hash_(hash), size_(servers.size()) {
-    validate_servers(servers);
-    std::vector<Server> unnamed(servers.begin(), servers.end());
-    for (Server& server : unnamed) {
-      if (server.weight != std::floor(server.weight) || server.weight > 4294967295.0) {
-        detail::throw_config_error("this ring needs whole-number weights", server.endpoint());
-      }
-      server.name.clear();  // the point strings are always "host:port-i"
-    }
-    KetamaOptions options;
-    options.points_per_server = points_per_server;
-    options.format = PointFormat::kName;
-    options.point_hash = PointHash::kKeyHash;
-    options.count = PointCount::kScaledWeight;
-    options.ties = TieBreak::kFirstServer;
-    const KetamaLocator<Hash> ring(unnamed, options, hash_);
-    for (std::size_t j = 0; j < kBuckets; ++j) {
-      buckets_[j] =
-          static_cast<std::uint32_t>(ring.locate_hash(static_cast<std::uint32_t>(j) * kBucketSpan));
-    }
-  }
+                               Hash hash = {});
 
   /// locate: the index of the key's server, in the caller's order.
   [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
@@ -223,6 +206,31 @@ class BucketedRingLocator {
   std::size_t size_;
   std::array<std::uint32_t, kBuckets> buckets_{};
 };
+
+template <Hasher Hash>
+BucketedRingLocator<Hash>::BucketedRingLocator(std::span<const Server> servers,
+                                               std::size_t points_per_server, Hash hash)
+    : hash_(hash), size_(servers.size()) {
+  validate_servers(servers);
+  std::vector<Server> unnamed(servers.begin(), servers.end());
+  for (Server& server : unnamed) {
+    if (server.weight != std::floor(server.weight) || server.weight > 4294967295.0) {
+      detail::throw_config_error("this ring needs whole-number weights", server.endpoint());
+    }
+    server.name.clear();  // the point strings are always "host:port-i"
+  }
+  KetamaOptions options;
+  options.points_per_server = points_per_server;
+  options.format = PointFormat::kName;
+  options.point_hash = PointHash::kKeyHash;
+  options.count = PointCount::kScaledWeight;
+  options.ties = TieBreak::kFirstServer;
+  const KetamaLocator<Hash> ring(unnamed, options, hash_);
+  for (std::size_t j = 0; j < kBuckets; ++j) {
+    buckets_[j] =
+        static_cast<std::uint32_t>(ring.locate_hash(static_cast<std::uint32_t>(j) * kBucketSpan));
+  }
+}
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -178,37 +178,7 @@ class KetamaLocator {
   static constexpr std::size_t kMaxPointsPerServer = std::size_t{1} << 24U;
 
   explicit KetamaLocator(std::span<const Server> servers, KetamaOptions options = {},
-                         Hash hash = {})
-      : hash_(hash), size_(servers.size()), options_(options) {
-    validate_servers(servers);
-    if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 2) {
-      detail::throw_config_error("too many servers", std::to_string(servers.size()));
-    }
-    if (options.points_per_server == 0) {
-      detail::throw_config_error("points per server must be at least 1", "0");
-    }
-    if (options.points_per_server > kMaxPointsPerServer) {
-      detail::throw_config_error("points per server too large",
-                                 std::to_string(options.points_per_server));
-    }
-    if (options.point_hash == PointHash::kMd5x4 && (options.count == PointCount::kWeightedShare ||
-                                                    options.count == PointCount::kScaledWeight)) {
-      detail::throw_config_error(
-          "md5 x4 points need a point count that is a multiple of 4 (fixed or float32 weighted)",
-          "kMd5x4");
-    }
-    if ((options.format == PointFormat::kHostNulPortChained) !=
-        (options.point_hash == PointHash::kCrc32)) {
-      detail::throw_config_error(
-          "chained host/port point strings go with CRC-32 points, and only with them",
-          "kHostNulPortChained");
-    }
-    if (options.point_hash == PointHash::kMd5x4 && options.points_per_server % 4 != 0) {
-      detail::throw_config_error("points per server must be a multiple of 4 with md5 x4 points",
-                                 std::to_string(options.points_per_server));
-    }
-    build_ring(servers);
-  }
+                         Hash hash = {});
 
   /// locate: the index of the key's server, in the caller's order. With one
   /// server it answers 0 without hashing, as libmemcached does.
@@ -303,33 +273,11 @@ class KetamaLocator {
 
   /// point_string: the string hashed for point `index` of `server`.
   [[nodiscard]] static auto point_string(const Server& server, std::size_t index,
-                                         PointFormat format) -> std::string {
-    std::string out;
-    append_point_prefix(out, server, format);
-    if (format == PointFormat::kHostNulPortChained) {
-      const std::size_t prefix_size = out.size();
-      std::uint32_t previous = 0;
-      for (std::size_t i = 0; i < index; ++i) {
-        append_le32(out, previous);
-        previous = Crc32{}(out);
-        out.resize(prefix_size);
-      }
-      append_le32(out, previous);
-      return out;
-    }
-    append_number(out, index);
-    return out;
-  }
+                                         PointFormat format) -> std::string;
 
   /// point_count: how many points `server` (one of `servers`) gets.
   [[nodiscard]] static auto point_count(std::span<const Server> servers, std::size_t server,
-                                        const KetamaOptions& options) -> std::size_t {
-    double total = 0;
-    for (const Server& s : servers) {
-      total += s.weight;
-    }
-    return count_points(servers[server].weight, total, servers.size(), options);
-  }
+                                        const KetamaOptions& options) -> std::size_t;
 
  private:
   // The first point >= hash, or the sentinel after the last point (which
@@ -353,216 +301,20 @@ class KetamaLocator {
     return first;
   }
 
-  static void append_number(std::string& out, std::size_t value) {
-    char digits[24];
-    const auto result = std::to_chars(digits, digits + sizeof digits, value);
-    // A length, not an end pointer: g++ 12 at -O2 warns falsely (-Wstringop-overflow) on
-    // append(first, last) inlined into some callers.
-    out.append(digits, static_cast<std::size_t>(result.ptr - digits));
-  }
+  static void append_number(std::string& out, std::size_t value);
 
-  static void append_point_prefix(std::string& out, const Server& server, PointFormat format) {
-    switch (format) {
-      case PointFormat::kLibmemcached:
-        out.append(server.host);
-        if (server.port != kDefaultPort) {
-          out.push_back(':');
-          append_number(out, server.port);
-        }
-        break;
-      case PointFormat::kSlashHostPort:
-        out.push_back('/');
-        out.append(server.host);
-        out.push_back(':');
-        append_number(out, server.port);
-        break;
-      case PointFormat::kName:
-      case PointFormat::kNameColon:
-        if (server.name.empty()) {
-          out.append(server.host);
-          out.push_back(':');
-          append_number(out, server.port);
-        } else {
-          out.append(server.name);
-        }
-        break;
-      case PointFormat::kNameOrLibmemcached:
-        if (server.name.empty()) {
-          append_point_prefix(out, server, PointFormat::kLibmemcached);
-          return;
-        }
-        out.append(server.name);
-        break;
-      case PointFormat::kHostNulPortChained:
-        out.append(server.host);
-        out.push_back('\0');
-        append_number(out, server.port);
-        return;  // no separator
-    }
-    out.push_back(format == PointFormat::kNameColon ? ':' : '-');
-  }
+  static void append_point_prefix(std::string& out, const Server& server, PointFormat format);
 
-  static void append_le32(std::string& out, std::uint32_t value) {
-    for (unsigned shift = 0; shift < 32; shift += 8) {
-      out.push_back(static_cast<char>((value >> shift) & 0xFFU));
-    }
-  }
+  static void append_le32(std::string& out, std::uint32_t value);
 
   [[nodiscard]] static auto count_points(double weight, double total_weight, std::size_t servers,
-                                         const KetamaOptions& options) -> std::size_t {
-    const auto base = static_cast<double>(options.points_per_server);
-    double wanted = 0;
-    switch (options.count) {
-      case PointCount::kFixed:
-        return options.points_per_server;
-      case PointCount::kWeightedFloat32:
-        return weighted_point_count(weight, total_weight, servers, options.points_per_server);
-      case PointCount::kWeightedShare:
-        wanted = std::floor(static_cast<double>(servers) * base * weight / total_weight);
-        break;
-      case PointCount::kScaledWeight:
-        wanted = std::floor(base * weight + 0.5);
-        break;
-    }
-    // Beyond kMaxPointsPerServer (or not a number): one more than allowed, refused by the caller.
-    if (!(wanted <= static_cast<double>(kMaxPointsPerServer))) {
-      return kMaxPointsPerServer + 1;
-    }
-    return wanted > 0 ? static_cast<std::size_t>(wanted) : 0;
-  }
+                                         const KetamaOptions& options) -> std::size_t;
 
-  void build_ring(std::span<const Server> servers) {
-    double total_weight = 0;
-    for (const Server& server : servers) {
-      total_weight += server.weight;
-    }
-    if (total_weight > static_cast<double>(std::numeric_limits<float>::max())) {
-      detail::throw_config_error("total weight exceeds the float32 range of the weighted ring",
-                                 std::to_string(total_weight));
-    }
-    // Two servers with the same point strings would share every point, and the
-    // tie rule would leave one of them without keys: refused.
-    {
-      std::vector<std::string> prefixes(servers.size());
-      for (std::size_t s = 0; s < servers.size(); ++s) {
-        append_point_prefix(prefixes[s], servers[s], options_.format);
-      }
-      std::sort(prefixes.begin(), prefixes.end());
-      const auto same = std::adjacent_find(prefixes.begin(), prefixes.end());
-      if (same != prefixes.end()) {
-        detail::throw_config_error("two servers have the same point strings (same name?)",
-                                   same->substr(0, same->size() - 1));
-      }
-    }
-    flip_ = options_.search == RingSearch::kLastAtOrBefore ? 0xFFFFFFFFU : 0U;
-    const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
-    const bool chained = options_.format == PointFormat::kHostNulPortChained;
-    std::string text;
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      const std::size_t count =
-          count_points(servers[s].weight, total_weight, servers.size(), options_);
-      if (count > kMaxPointsPerServer) {
-        detail::throw_config_error("too many points for one server (weight too large)",
-                                   servers[s].endpoint());
-      }
-      if (points_.size() + count > std::numeric_limits<std::uint32_t>::max() - 1) {
-        detail::throw_config_error("too many points in the ring", std::to_string(count));
-      }
-      const auto server = static_cast<std::uint32_t>(s);
-      text.clear();
-      append_point_prefix(text, servers[s], options_.format);
-      const std::size_t prefix_size = text.size();
-      std::uint32_t previous = 0;  // the last point, for chained point strings
-      for (std::size_t i = 0; i < count / per_hash; ++i) {
-        text.resize(prefix_size);
-        if (chained) {
-          append_le32(text, previous);
-        } else {
-          append_number(text, i);
-        }
-        switch (options_.point_hash) {
-          case PointHash::kMd5x4:
-            for (const std::uint32_t word : Md5::words(text)) {
-              points_.push_back({word ^ flip_, server});
-            }
-            break;
-          case PointHash::kKeyHash:
-            points_.push_back({hash_(text) ^ flip_, server});
-            break;
-          case PointHash::kSha1:
-            points_.push_back({Sha1{}(text) ^ flip_, server});
-            break;
-          case PointHash::kCrc32:
-            points_.push_back({Crc32{}(text) ^ flip_, server});
-            break;
-        }
-        previous = points_.back().value ^ flip_;
-      }
-    }
-    if (points_.empty()) {
-      detail::throw_config_error("the ring has no points (weights too small for the base count)",
-                                 std::to_string(options_.points_per_server));
-    }
-    // rank[s]: the tie priority of server s, lowest wins.
-    std::vector<std::uint32_t> rank(servers.size());
-    for (std::size_t s = 0; s < servers.size(); ++s) {
-      rank[s] = static_cast<std::uint32_t>(
-          options_.ties == TieBreak::kLastServer ? servers.size() - 1 - s : s);
-    }
-    if (options_.ties == TieBreak::kNameOrder) {
-      std::vector<std::string> names(servers.size());
-      for (std::size_t s = 0; s < servers.size(); ++s) {
-        append_point_prefix(names[s], servers[s], options_.format);
-        if (options_.format != PointFormat::kHostNulPortChained) {
-          names[s].pop_back();  // the separator
-        }
-      }
-      std::vector<std::uint32_t> order(servers.size());
-      for (std::size_t s = 0; s < servers.size(); ++s) {
-        order[s] = static_cast<std::uint32_t>(s);
-      }
-      std::stable_sort(order.begin(), order.end(), [&names](std::uint32_t a, std::uint32_t b) {
-        if (names[a].size() != names[b].size()) {
-          return names[a].size() < names[b].size();
-        }
-        return names[a] < names[b];
-      });
-      for (std::size_t position = 0; position < order.size(); ++position) {
-        rank[order[position]] = static_cast<std::uint32_t>(position);
-      }
-    }
-    std::sort(points_.begin(), points_.end(), [&rank](const RingPoint& a, const RingPoint& b) {
-      if (a.value != b.value) {
-        return a.value < b.value;
-      }
-      return rank[a.server] < rank[b.server];
-    });
-    // Keep one point per position: the tie winner sorts first.
-    points_.erase(
-        std::unique(points_.begin(), points_.end(),
-                    [](const RingPoint& a, const RingPoint& b) { return a.value == b.value; }),
-        points_.end());
-    build_table();
-    points_.push_back({std::numeric_limits<std::uint32_t>::max(), points_.front().server});
-    points_.shrink_to_fit();
-  }
+  void build_ring(std::span<const Server> servers);
 
   // table_[p] is the index of the first point whose top `bits` bits are >= p,
   // so the points of prefix p are [table_[p], table_[p + 1]).
-  void build_table() {
-    const int bits = std::clamp(static_cast<int>(std::bit_width(points_.size())), 4, 20);
-    shift_ = static_cast<unsigned>(32 - bits);
-    const std::size_t buckets = std::size_t{1} << static_cast<unsigned>(bits);
-    table_.assign(buckets + 1, 0);
-    std::size_t index = 0;
-    for (std::size_t prefix = 0; prefix < buckets; ++prefix) {
-      while (index < points_.size() && (points_[index].value >> shift_) < prefix) {
-        ++index;
-      }
-      table_[prefix] = static_cast<std::uint32_t>(index);
-    }
-    table_[buckets] = static_cast<std::uint32_t>(points_.size());
-  }
+  void build_table();
 
   /// The hasher this locator hashes keys with (stateless but for RuntimeHash).
   [[no_unique_address]] Hash hash_;
@@ -573,6 +325,286 @@ class KetamaLocator {
   unsigned shift_ = 32;
   std::uint32_t flip_ = 0;  // complements hashes and points for kLastAtOrBefore
 };
+
+template <Hasher Hash>
+KetamaLocator<Hash>::KetamaLocator(std::span<const Server> servers, KetamaOptions options,
+                                   Hash hash)
+    : hash_(hash), size_(servers.size()), options_(options) {
+  validate_servers(servers);
+  if (servers.size() > std::numeric_limits<std::uint32_t>::max() / 2) {
+    detail::throw_config_error("too many servers", std::to_string(servers.size()));
+  }
+  if (options.points_per_server == 0) {
+    detail::throw_config_error("points per server must be at least 1", "0");
+  }
+  if (options.points_per_server > kMaxPointsPerServer) {
+    detail::throw_config_error("points per server too large",
+                               std::to_string(options.points_per_server));
+  }
+  if (options.point_hash == PointHash::kMd5x4 &&
+      (options.count == PointCount::kWeightedShare || options.count == PointCount::kScaledWeight)) {
+    detail::throw_config_error(
+        "md5 x4 points need a point count that is a multiple of 4 (fixed or float32 weighted)",
+        "kMd5x4");
+  }
+  if ((options.format == PointFormat::kHostNulPortChained) !=
+      (options.point_hash == PointHash::kCrc32)) {
+    detail::throw_config_error(
+        "chained host/port point strings go with CRC-32 points, and only with them",
+        "kHostNulPortChained");
+  }
+  if (options.point_hash == PointHash::kMd5x4 && options.points_per_server % 4 != 0) {
+    detail::throw_config_error("points per server must be a multiple of 4 with md5 x4 points",
+                               std::to_string(options.points_per_server));
+  }
+  build_ring(servers);
+}
+
+template <Hasher Hash>
+auto KetamaLocator<Hash>::point_string(const Server& server, std::size_t index, PointFormat format)
+    -> std::string {
+  std::string out;
+  append_point_prefix(out, server, format);
+  if (format == PointFormat::kHostNulPortChained) {
+    const std::size_t prefix_size = out.size();
+    std::uint32_t previous = 0;
+    for (std::size_t i = 0; i < index; ++i) {
+      append_le32(out, previous);
+      previous = Crc32{}(out);
+      out.resize(prefix_size);
+    }
+    append_le32(out, previous);
+    return out;
+  }
+  append_number(out, index);
+  return out;
+}
+
+template <Hasher Hash>
+auto KetamaLocator<Hash>::point_count(std::span<const Server> servers, std::size_t server,
+                                      const KetamaOptions& options) -> std::size_t {
+  double total = 0;
+  for (const Server& s : servers) {
+    total += s.weight;
+  }
+  return count_points(servers[server].weight, total, servers.size(), options);
+}
+
+template <Hasher Hash>
+void KetamaLocator<Hash>::append_number(std::string& out, std::size_t value) {
+  char digits[24];
+  const auto result = std::to_chars(digits, digits + sizeof digits, value);
+  // A length, not an end pointer: g++ 12 at -O2 warns falsely (-Wstringop-overflow) on
+  // append(first, last) inlined into some callers.
+  out.append(digits, static_cast<std::size_t>(result.ptr - digits));
+}
+
+template <Hasher Hash>
+void KetamaLocator<Hash>::append_point_prefix(std::string& out, const Server& server,
+                                              PointFormat format) {
+  switch (format) {
+    case PointFormat::kLibmemcached:
+      out.append(server.host);
+      if (server.port != kDefaultPort) {
+        out.push_back(':');
+        append_number(out, server.port);
+      }
+      break;
+    case PointFormat::kSlashHostPort:
+      out.push_back('/');
+      out.append(server.host);
+      out.push_back(':');
+      append_number(out, server.port);
+      break;
+    case PointFormat::kName:
+    case PointFormat::kNameColon:
+      if (server.name.empty()) {
+        out.append(server.host);
+        out.push_back(':');
+        append_number(out, server.port);
+      } else {
+        out.append(server.name);
+      }
+      break;
+    case PointFormat::kNameOrLibmemcached:
+      if (server.name.empty()) {
+        append_point_prefix(out, server, PointFormat::kLibmemcached);
+        return;
+      }
+      out.append(server.name);
+      break;
+    case PointFormat::kHostNulPortChained:
+      out.append(server.host);
+      out.push_back('\0');
+      append_number(out, server.port);
+      return;  // no separator
+  }
+  out.push_back(format == PointFormat::kNameColon ? ':' : '-');
+}
+
+template <Hasher Hash>
+void KetamaLocator<Hash>::append_le32(std::string& out, std::uint32_t value) {
+  for (unsigned shift = 0; shift < 32; shift += 8) {
+    out.push_back(static_cast<char>((value >> shift) & 0xFFU));
+  }
+}
+
+template <Hasher Hash>
+auto KetamaLocator<Hash>::count_points(double weight, double total_weight, std::size_t servers,
+                                       const KetamaOptions& options) -> std::size_t {
+  const auto base = static_cast<double>(options.points_per_server);
+  double wanted = 0;
+  switch (options.count) {
+    case PointCount::kFixed:
+      return options.points_per_server;
+    case PointCount::kWeightedFloat32:
+      return weighted_point_count(weight, total_weight, servers, options.points_per_server);
+    case PointCount::kWeightedShare:
+      wanted = std::floor(static_cast<double>(servers) * base * weight / total_weight);
+      break;
+    case PointCount::kScaledWeight:
+      wanted = std::floor(base * weight + 0.5);
+      break;
+  }
+  // Beyond kMaxPointsPerServer (or not a number): one more than allowed, refused by the caller.
+  if (!(wanted <= static_cast<double>(kMaxPointsPerServer))) {
+    return kMaxPointsPerServer + 1;
+  }
+  return wanted > 0 ? static_cast<std::size_t>(wanted) : 0;
+}
+
+template <Hasher Hash>
+void KetamaLocator<Hash>::build_ring(std::span<const Server> servers) {
+  double total_weight = 0;
+  for (const Server& server : servers) {
+    total_weight += server.weight;
+  }
+  if (total_weight > static_cast<double>(std::numeric_limits<float>::max())) {
+    detail::throw_config_error("total weight exceeds the float32 range of the weighted ring",
+                               std::to_string(total_weight));
+  }
+  // Two servers with the same point strings would share every point, and the
+  // tie rule would leave one of them without keys: refused.
+  {
+    std::vector<std::string> prefixes(servers.size());
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      append_point_prefix(prefixes[s], servers[s], options_.format);
+    }
+    std::sort(prefixes.begin(), prefixes.end());
+    const auto same = std::adjacent_find(prefixes.begin(), prefixes.end());
+    if (same != prefixes.end()) {
+      detail::throw_config_error("two servers have the same point strings (same name?)",
+                                 same->substr(0, same->size() - 1));
+    }
+  }
+  flip_ = options_.search == RingSearch::kLastAtOrBefore ? 0xFFFFFFFFU : 0U;
+  const std::size_t per_hash = options_.point_hash == PointHash::kMd5x4 ? 4 : 1;
+  const bool chained = options_.format == PointFormat::kHostNulPortChained;
+  std::string text;
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    const std::size_t count =
+        count_points(servers[s].weight, total_weight, servers.size(), options_);
+    if (count > kMaxPointsPerServer) {
+      detail::throw_config_error("too many points for one server (weight too large)",
+                                 servers[s].endpoint());
+    }
+    if (points_.size() + count > std::numeric_limits<std::uint32_t>::max() - 1) {
+      detail::throw_config_error("too many points in the ring", std::to_string(count));
+    }
+    const auto server = static_cast<std::uint32_t>(s);
+    text.clear();
+    append_point_prefix(text, servers[s], options_.format);
+    const std::size_t prefix_size = text.size();
+    std::uint32_t previous = 0;  // the last point, for chained point strings
+    for (std::size_t i = 0; i < count / per_hash; ++i) {
+      text.resize(prefix_size);
+      if (chained) {
+        append_le32(text, previous);
+      } else {
+        append_number(text, i);
+      }
+      switch (options_.point_hash) {
+        case PointHash::kMd5x4:
+          for (const std::uint32_t word : Md5::words(text)) {
+            points_.push_back({word ^ flip_, server});
+          }
+          break;
+        case PointHash::kKeyHash:
+          points_.push_back({hash_(text) ^ flip_, server});
+          break;
+        case PointHash::kSha1:
+          points_.push_back({Sha1{}(text) ^ flip_, server});
+          break;
+        case PointHash::kCrc32:
+          points_.push_back({Crc32{}(text) ^ flip_, server});
+          break;
+      }
+      previous = points_.back().value ^ flip_;
+    }
+  }
+  if (points_.empty()) {
+    detail::throw_config_error("the ring has no points (weights too small for the base count)",
+                               std::to_string(options_.points_per_server));
+  }
+  // rank[s]: the tie priority of server s, lowest wins.
+  std::vector<std::uint32_t> rank(servers.size());
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    rank[s] = static_cast<std::uint32_t>(
+        options_.ties == TieBreak::kLastServer ? servers.size() - 1 - s : s);
+  }
+  if (options_.ties == TieBreak::kNameOrder) {
+    std::vector<std::string> names(servers.size());
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      append_point_prefix(names[s], servers[s], options_.format);
+      if (options_.format != PointFormat::kHostNulPortChained) {
+        names[s].pop_back();  // the separator
+      }
+    }
+    std::vector<std::uint32_t> order(servers.size());
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      order[s] = static_cast<std::uint32_t>(s);
+    }
+    std::stable_sort(order.begin(), order.end(), [&names](std::uint32_t a, std::uint32_t b) {
+      if (names[a].size() != names[b].size()) {
+        return names[a].size() < names[b].size();
+      }
+      return names[a] < names[b];
+    });
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      rank[order[position]] = static_cast<std::uint32_t>(position);
+    }
+  }
+  std::sort(points_.begin(), points_.end(), [&rank](const RingPoint& a, const RingPoint& b) {
+    if (a.value != b.value) {
+      return a.value < b.value;
+    }
+    return rank[a.server] < rank[b.server];
+  });
+  // Keep one point per position: the tie winner sorts first.
+  points_.erase(
+      std::unique(points_.begin(), points_.end(),
+                  [](const RingPoint& a, const RingPoint& b) { return a.value == b.value; }),
+      points_.end());
+  build_table();
+  points_.push_back({std::numeric_limits<std::uint32_t>::max(), points_.front().server});
+  points_.shrink_to_fit();
+}
+
+template <Hasher Hash>
+void KetamaLocator<Hash>::build_table() {
+  const int bits = std::clamp(static_cast<int>(std::bit_width(points_.size())), 4, 20);
+  shift_ = static_cast<unsigned>(32 - bits);
+  const std::size_t buckets = std::size_t{1} << static_cast<unsigned>(bits);
+  table_.assign(buckets + 1, 0);
+  std::size_t index = 0;
+  for (std::size_t prefix = 0; prefix < buckets; ++prefix) {
+    while (index < points_.size() && (points_[index].value >> shift_) < prefix) {
+      ++index;
+    }
+    table_[prefix] = static_cast<std::uint32_t>(index);
+  }
+  table_[buckets] = static_cast<std::uint32_t>(points_.size());
+}
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -59,37 +59,12 @@ class ModuloLocator {
   using hasher = Hash;
 
   explicit ModuloLocator(std::span<const Server> servers, ModuloOptions options = {},
-                         Hash hash = {})
-      : hash_(hash), size_(servers.size()) {
-    validate_servers(servers);
-    if (options.weighted) {
-      for (std::size_t i = 0; i < servers.size(); ++i) {
-        const double weight = servers[i].weight;
-        if (weight != std::floor(weight) || weight > 1e6) {
-          detail::throw_config_error("a weighted modulo list needs whole-number weights",
-                                     servers[i].endpoint());
-        }
-        buckets_.insert(buckets_.end(), static_cast<std::size_t>(weight),
-                        static_cast<std::uint32_t>(i));
-      }
-    }
-  }
+                         Hash hash = {});
 
   /// ModuloLocator(servers, buckets): `buckets[hash % buckets.size()]`, with
   /// an explicit bucket list of server indexes (twemproxy's modula orders it by
   /// server name). Throws ConfigError for an empty list or an index out of range.
-  ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets, Hash hash = {})
-      : hash_(hash), size_(servers.size()), buckets_(std::move(buckets.servers)) {
-    validate_servers(servers);
-    if (buckets_.empty()) {
-      detail::throw_config_error("a modulo bucket list needs at least one bucket", "0");
-    }
-    for (const std::uint32_t bucket : buckets_) {
-      if (bucket >= size_) {
-        detail::throw_config_error("a modulo bucket names no server", std::to_string(bucket));
-      }
-    }
-  }
+  ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets, Hash hash = {});
 
   /// locate: the index of the key's server, in the caller's order.
   [[nodiscard]] auto locate(std::string_view key) const noexcept -> std::size_t {
@@ -150,6 +125,39 @@ class ModuloLocator {
   std::size_t size_;
   std::vector<std::uint32_t> buckets_;
 };
+
+template <Hasher Hash>
+ModuloLocator<Hash>::ModuloLocator(std::span<const Server> servers, ModuloOptions options,
+                                   Hash hash)
+    : hash_(hash), size_(servers.size()) {
+  validate_servers(servers);
+  if (options.weighted) {
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      const double weight = servers[i].weight;
+      if (weight != std::floor(weight) || weight > 1e6) {
+        detail::throw_config_error("a weighted modulo list needs whole-number weights",
+                                   servers[i].endpoint());
+      }
+      buckets_.insert(buckets_.end(), static_cast<std::size_t>(weight),
+                      static_cast<std::uint32_t>(i));
+    }
+  }
+}
+
+template <Hasher Hash>
+ModuloLocator<Hash>::ModuloLocator(std::span<const Server> servers, ModuloBuckets buckets,
+                                   Hash hash)
+    : hash_(hash), size_(servers.size()), buckets_(std::move(buckets.servers)) {
+  validate_servers(servers);
+  if (buckets_.empty()) {
+    detail::throw_config_error("a modulo bucket list needs at least one bucket", "0");
+  }
+  for (const std::uint32_t bucket : buckets_) {
+    if (bucket >= size_) {
+      detail::throw_config_error("a modulo bucket names no server", std::to_string(bucket));
+    }
+  }
+}
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
