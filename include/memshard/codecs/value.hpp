@@ -13,11 +13,10 @@
 // String). A map's keys are Values (PHP arrays have integer keys, Ruby hashes
 // any key); find() looks up string keys.
 
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <ostream>
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -26,7 +25,14 @@
 #include <variant>
 #include <vector>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/version.hpp"
+
+// What the definitions use (the compiled mode's units see declarations only).
+#if MEMSHARD_DETAIL_DEFINITIONS
+#include <charconv>
+#include <ostream>
+#endif
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
@@ -164,22 +170,9 @@ class Value {
 
   /// find: the value of the first entry whose key is the string `key`, or
   /// nullptr (also when this is not a map).
-  [[nodiscard]] auto find(std::string_view key) const noexcept -> const Value* {
-    if (kind_ != ValueKind::kMap) {
-      return nullptr;
-    }
-    for (const Entry& entry : std::get<Map>(data_)) {
-      if (entry.first.kind_ == ValueKind::kString &&
-          std::get<std::string>(entry.first.data_) == key) {
-        return &entry.second;
-      }
-    }
-    return nullptr;
-  }
+  [[nodiscard]] auto find(std::string_view key) const noexcept -> const Value*;
 
-  friend auto operator==(const Value& a, const Value& b) -> bool {
-    return a.kind_ == b.kind_ && a.data_ == b.data_;
-  }
+  friend MEMSHARD_DETAIL_INLINE auto operator==(const Value& a, const Value& b) -> bool;
 
  private:
   template <class T>
@@ -196,10 +189,7 @@ class Value {
     }
     return std::get<T>(data_);
   }
-  [[noreturn]] void mismatch(ValueKind wanted) const {
-    throw BadValueAccess("memshard: a " + std::string(to_string(kind_)) + " value read as " +
-                         std::string(to_string(wanted)));
-  }
+  [[noreturn]] void mismatch(ValueKind wanted) const;
 
   ValueKind kind_ = ValueKind::kNull;
   std::variant<std::monostate, bool, std::int64_t, double, std::string, List, Map, SerializedObject>
@@ -209,7 +199,33 @@ class Value {
 /// operator<<: a Value as readable text for logs and test failures (not a
 /// format to parse): JSON-like, bytes as b"\xNN...", a string longer than 64
 /// bytes cut there (with its length), a serialized object as <format, N bytes>.
-inline auto operator<<(std::ostream& out, const Value& value) -> std::ostream& {
+MEMSHARD_DETAIL_INLINE auto operator<<(std::ostream& out, const Value& value) -> std::ostream&;
+
+// The definitions: in every unit of the header-only mode; in the compiled mode, in the library.
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto Value::find(std::string_view key) const noexcept -> const Value* {
+  if (kind_ != ValueKind::kMap) {
+    return nullptr;
+  }
+  for (const Entry& entry : std::get<Map>(data_)) {
+    if (entry.first.kind_ == ValueKind::kString &&
+        std::get<std::string>(entry.first.data_) == key) {
+      return &entry.second;
+    }
+  }
+  return nullptr;
+}
+
+MEMSHARD_DETAIL_INLINE auto operator==(const Value& a, const Value& b) -> bool {
+  return a.kind_ == b.kind_ && a.data_ == b.data_;
+}
+
+MEMSHARD_DETAIL_INLINE void Value::mismatch(ValueKind wanted) const {
+  throw BadValueAccess("memshard: a " + std::string(to_string(kind_)) + " value read as " +
+                       std::string(to_string(wanted)));
+}
+
+MEMSHARD_DETAIL_INLINE auto operator<<(std::ostream& out, const Value& value) -> std::ostream& {
   switch (value.kind()) {
     case ValueKind::kNull:
       return out << "null";
@@ -268,6 +284,7 @@ inline auto operator<<(std::ostream& out, const Value& value) -> std::ostream& {
   }
   return out;
 }
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -5,21 +5,28 @@
 // placement/server.hpp: a memcached server as a placement sees it, and the parser for
 // the `host:port[:weight[:name]]` strings that operators write.
 
-#include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <utility>
 #include <vector>
 
-#include "memshard/detail/throw.hpp"
+#include "memshard/detail/compiled.hpp"
+#include "memshard/errors.hpp"  // ConfigError, which the functions below throw
 #include "memshard/version.hpp"
+
+// What the definitions use (the compiled mode's units see declarations only).
+#if MEMSHARD_DETAIL_DEFINITIONS
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "memshard/detail/throw.hpp"
+#endif
 
 namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
@@ -38,19 +45,52 @@ struct Server {
   std::string name;
 
   /// endpoint: "host:port", with an IPv6 literal in brackets ("[::1]:11211").
-  [[nodiscard]] auto endpoint() const -> std::string {
-    std::string out;
-    if (host.find(':') != std::string::npos) {
-      out.append("[").append(host).append("]");
-    } else {
-      out.append(host);
-    }
-    out.append(":").append(std::to_string(port));
-    return out;
-  }
+  [[nodiscard]] auto endpoint() const -> std::string;
 
   friend auto operator==(const Server&, const Server&) -> bool = default;
 };
+
+/// validate_server: throws ConfigError unless `server` has a host without
+/// spaces or control bytes, a port from 1 to 65535 and a positive, finite weight.
+MEMSHARD_DETAIL_INLINE void validate_server(const Server& server);
+
+/// validate_servers: throws ConfigError for an empty list, an invalid server,
+/// or the same host:port (or the same name) listed twice.
+MEMSHARD_DETAIL_INLINE void validate_servers(std::span<const Server> servers);
+
+/// parse_server: parses `host[:port[:weight[:name]]]`.
+///
+/// - `host` is a name or an IPv4 literal, or an IPv6 literal in brackets
+///   (`[::1]:11211`); it is kept as written, without brackets, and may hold
+///   no bracket of its own.
+/// - `port` defaults to 11211; `weight` (a positive number) to 1.
+/// - `name` is everything after the third `:` and may itself contain `:`.
+///
+/// Throws ConfigError naming the problem and the whole spec.
+///
+/// **Example**:
+///   auto s = memshard::parse_server("10.0.0.7:11212:2:cache-a");
+///   // s.host == "10.0.0.7", s.port == 11212, s.weight == 2, s.name == "cache-a"
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto parse_server(std::string_view spec) -> Server;
+
+/// parse_servers: parses a list of server specs separated by commas and/or
+/// white space. Throws ConfigError for an empty list, a bad spec, or a server
+/// listed twice.
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto parse_servers(std::string_view list)
+    -> std::vector<Server>;
+
+// The definitions: in every unit of the header-only mode; in the compiled mode, in the library.
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto Server::endpoint() const -> std::string {
+  std::string out;
+  if (host.find(':') != std::string::npos) {
+    out.append("[").append(host).append("]");
+  } else {
+    out.append(host);
+  }
+  out.append(":").append(std::to_string(port));
+  return out;
+}
 
 namespace detail {
 
@@ -64,7 +104,6 @@ namespace detail {
   return false;
 }
 
-/// parse_weight: a positive, finite decimal number.
 [[nodiscard]] inline auto parse_weight(std::string_view text, std::string_view spec) -> double {
   // std::from_chars for double is available in libstdc++ 11+.
   double weight = 0;
@@ -92,9 +131,7 @@ namespace detail {
 
 }  // namespace detail
 
-/// validate_server: throws ConfigError unless `server` has a host without
-/// spaces or control bytes, a port from 1 to 65535 and a positive, finite weight.
-inline void validate_server(const Server& server) {
+MEMSHARD_DETAIL_INLINE void validate_server(const Server& server) {
   if (server.host.empty()) {
     detail::throw_config_error("server has an empty host", server.endpoint());
   }
@@ -116,9 +153,7 @@ inline void validate_server(const Server& server) {
   }
 }
 
-/// validate_servers: throws ConfigError for an empty list, an invalid server,
-/// or the same host:port (or the same name) listed twice.
-inline void validate_servers(std::span<const Server> servers) {
+MEMSHARD_DETAIL_INLINE void validate_servers(std::span<const Server> servers) {
   if (servers.empty()) {
     detail::throw_config_error("server list is empty", "[]");
   }
@@ -135,20 +170,7 @@ inline void validate_servers(std::span<const Server> servers) {
   }
 }
 
-/// parse_server: parses `host[:port[:weight[:name]]]`.
-///
-/// - `host` is a name or an IPv4 literal, or an IPv6 literal in brackets
-///   (`[::1]:11211`); it is kept as written, without brackets, and may hold
-///   no bracket of its own.
-/// - `port` defaults to 11211; `weight` (a positive number) to 1.
-/// - `name` is everything after the third `:` and may itself contain `:`.
-///
-/// Throws ConfigError naming the problem and the whole spec.
-///
-/// **Example**:
-///   auto s = memshard::parse_server("10.0.0.7:11212:2:cache-a");
-///   // s.host == "10.0.0.7", s.port == 11212, s.weight == 2, s.name == "cache-a"
-[[nodiscard]] inline auto parse_server(std::string_view spec) -> Server {
+MEMSHARD_DETAIL_INLINE auto parse_server(std::string_view spec) -> Server {
   Server server;
   std::string_view rest;
   if (spec.starts_with('[')) {
@@ -196,10 +218,7 @@ inline void validate_servers(std::span<const Server> servers) {
   return server;
 }
 
-/// parse_servers: parses a list of server specs separated by commas and/or
-/// white space. Throws ConfigError for an empty list, a bad spec, or a server
-/// listed twice.
-[[nodiscard]] inline auto parse_servers(std::string_view list) -> std::vector<Server> {
+MEMSHARD_DETAIL_INLINE auto parse_servers(std::string_view list) -> std::vector<Server> {
   std::vector<Server> servers;
   std::size_t pos = 0;
   auto is_separator = [](char c) {
@@ -221,6 +240,7 @@ inline void validate_servers(std::span<const Server> servers) {
   validate_servers(servers);
   return servers;
 }
+#endif  // MEMSHARD_DETAIL_DEFINITIONS
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -43,10 +43,14 @@ namespace profiles {
 
 /// dalli: Ruby Dalli 3.0's ring. Dalli hashes the key as it stores it,
 /// namespace included and long keys shortened: pass dalli_key(key, namespace).
-[[nodiscard]] inline auto dalli(std::span<const Server> servers) -> KetamaLocator<Crc32> {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto dalli(std::span<const Server> servers)
+    -> KetamaLocator<Crc32>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto dalli(std::span<const Server> servers) -> KetamaLocator<Crc32> {
   detail::require_whole_weights(servers, "dalli");  // Dalli reads weights with Integer()
   return KetamaLocator<Crc32>(servers, dalli_options());
 }
+#endif
 
 /// kDalliProfile: the registry entry of dalli.
 MEMSHARD_DETAIL_DECLARE_ENTRY(kDalliProfile, ProfileInfo)

@@ -19,9 +19,13 @@ inline namespace MEMSHARD_ABI_NAMESPACE {
 namespace profiles {
 
 /// gomemcache: Go's gomemcache ServerList: full CRC-32 % N (= modulo_crc32).
-[[nodiscard]] inline auto gomemcache(std::span<const Server> servers) -> ModuloLocator<Crc32> {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto gomemcache(std::span<const Server> servers)
+    -> ModuloLocator<Crc32>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto gomemcache(std::span<const Server> servers) -> ModuloLocator<Crc32> {
   return ModuloLocator<Crc32>(servers);
 }
+#endif
 
 /// kGomemcacheProfile: the registry entry of gomemcache.
 MEMSHARD_DETAIL_DECLARE_ENTRY(kGomemcacheProfile, ProfileInfo)

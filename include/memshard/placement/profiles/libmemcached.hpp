@@ -65,8 +65,11 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedModulaProfile{
 /// CONSISTENT / KETAMA: 100 points "host-i" (or "host:port-i") per server, each
 /// hashed with the key hash. When any server has a weight above 1, libmemcached
 /// switches to the weighted md5 x4 ring but keeps the key hash; so does this.
-[[nodiscard]] inline auto libmemcached_ketama_options(std::span<const Server> servers,
-                                                      std::size_t points = 0) -> KetamaOptions {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto libmemcached_ketama_options(
+    std::span<const Server> servers, std::size_t points = 0) -> KetamaOptions;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto libmemcached_ketama_options(std::span<const Server> servers,
+                                                        std::size_t points) -> KetamaOptions {
   KetamaOptions options;
   options.format = PointFormat::kLibmemcached;
   options.ties = TieBreak::kFirstServer;
@@ -81,6 +84,7 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedModulaProfile{
   }
   return options;
 }
+#endif
 
 /// libmemcached_ketama: libmemcached 1.1 CONSISTENT / KETAMA (the key hash is
 /// one_at_a_time unless set otherwise: in 1.x "ketama" no longer means md5).
@@ -166,12 +170,16 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kLibmemcachedKetamaWeightedProfile{
 /// libmemcached_ketama_spy_options: CONSISTENT_KETAMA_SPY: points
 /// "/host:port-i"; unweighted 100 points hashed with the key hash, or, with a
 /// weight above 1, the weighted md5 x4 ring.
-[[nodiscard]] inline auto libmemcached_ketama_spy_options(std::span<const Server> servers,
-                                                          std::size_t points = 0) -> KetamaOptions {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto libmemcached_ketama_spy_options(
+    std::span<const Server> servers, std::size_t points = 0) -> KetamaOptions;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto libmemcached_ketama_spy_options(std::span<const Server> servers,
+                                                            std::size_t points) -> KetamaOptions {
   KetamaOptions options = libmemcached_ketama_options(servers, points);
   options.format = PointFormat::kSlashHostPort;
   return options;
 }
+#endif
 
 /// libmemcached_ketama_spy: libmemcached's CONSISTENT_KETAMA_SPY distribution.
 /// Note that libmemcached's SPY ring is not spymemcached's own (which takes 160

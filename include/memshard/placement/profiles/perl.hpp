@@ -26,10 +26,14 @@ namespace profiles {
 
 /// cache_memcached: Perl Cache::Memcached: a bucket list with each server
 /// repeated `weight` times, `buckets[crc % buckets]` with the 15-bit crc.
-[[nodiscard]] inline auto cache_memcached(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto cache_memcached(std::span<const Server> servers)
+    -> ModuloLocator<LibmemcachedCrc>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto cache_memcached(std::span<const Server> servers)
     -> ModuloLocator<LibmemcachedCrc> {
   return ModuloLocator<LibmemcachedCrc>(servers, ModuloOptions{.weighted = true});
 }
+#endif
 
 /// kCacheMemcachedProfile: the registry entry of cache_memcached.
 MEMSHARD_DETAIL_DECLARE_ENTRY(kCacheMemcachedProfile, ProfileInfo)
@@ -43,18 +47,26 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kCacheMemcachedProfile{
 
 /// cache_memcached_fast_compat: Perl Cache::Memcached::Fast's default
 /// dispatch (fractional weights allowed); see CompatContinuumLocator.
-[[nodiscard]] inline auto cache_memcached_fast_compat(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto cache_memcached_fast_compat(
+    std::span<const Server> servers) -> CompatContinuumLocator<LibmemcachedCrc>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto cache_memcached_fast_compat(std::span<const Server> servers)
     -> CompatContinuumLocator<LibmemcachedCrc> {
   return CompatContinuumLocator<LibmemcachedCrc>(servers);
 }
+#endif
 
 /// cache_memcached_fast: Cache::Memcached::Fast with default options (no
 /// `ketama_points`): its default dispatch (= cache_memcached_fast_compat). With
 /// `ketama_points`, see cache_memcached_fast_ketama.
-[[nodiscard]] inline auto cache_memcached_fast(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto cache_memcached_fast(std::span<const Server> servers)
+    -> CompatContinuumLocator<LibmemcachedCrc>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto cache_memcached_fast(std::span<const Server> servers)
     -> CompatContinuumLocator<LibmemcachedCrc> {
   return cache_memcached_fast_compat(servers);
 }
+#endif
 
 /// cache_memcached_fast_ketama_options: Cache::Memcached::Fast with
 /// `ketama_points => points`: `(int)(points * weight + 0.5)` points per server,
@@ -71,13 +83,20 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kCacheMemcachedProfile{
 }
 
 /// cache_memcached_fast_ketama: Cache::Memcached::Fast with ketama_points.
-[[nodiscard]] inline auto cache_memcached_fast_ketama(std::span<const Server> servers,
-                                                      std::size_t points) -> KetamaLocator<Crc32> {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto cache_memcached_fast_ketama(
+    std::span<const Server> servers, std::size_t points) -> KetamaLocator<Crc32>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto cache_memcached_fast_ketama(std::span<const Server> servers,
+                                                        std::size_t points)
+    -> KetamaLocator<Crc32> {
   return KetamaLocator<Crc32>(servers, cache_memcached_fast_ketama_options(points));
 }
+#endif
 
 namespace detail {
-// The points option is ketama_points: 0, the default dispatch.
+// The points option is ketama_points: 0, the default dispatch. The library defines it in the
+// compiled mode, with the registry's entries.
+#if MEMSHARD_DETAIL_DEFINITIONS
 inline auto make_cache_memcached_fast(std::span<const Server> servers,
                                       const ProfileOptions& options, std::string description)
     -> AnyLocator {
@@ -86,6 +105,7 @@ inline auto make_cache_memcached_fast(std::span<const Server> servers,
   }
   return AnyLocator(cache_memcached_fast_ketama(servers, options.points), std::move(description));
 }
+#endif
 }  // namespace detail
 
 /// kCacheMemcachedFastProfile: the registry entry of cache_memcached_fast, or

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/hash/runtime_hash.hpp"
 #include "memshard/placement/locators/any_locator.hpp"
@@ -89,7 +90,9 @@ struct ProfileInfo {
 /// vocabulary's order, each with its note: "md5, one_at_a_time, crc32 (15-bit),
 /// crc32a, ..."; empty for a profile with a fixed hash. Aliases and refused
 /// names are left out.
-[[nodiscard]] inline auto hash_names(const ProfileInfo& profile) -> std::string {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto hash_names(const ProfileInfo& profile) -> std::string;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto hash_names(const ProfileInfo& profile) -> std::string {
   std::string text;
   for (const HashChoice& choice : profile.hashes) {
     if (choice.build == nullptr || choice.alias) {
@@ -102,12 +105,16 @@ struct ProfileInfo {
   }
   return text;
 }
+#endif
 
 namespace profiles::detail {
 
 // hash_choice: the entry of `profile`'s vocabulary named `name`. Throws
 // ConfigError for a refused or unknown name.
-[[nodiscard]] inline auto hash_choice(const ProfileInfo& profile, std::string_view name)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto hash_choice(const ProfileInfo& profile,
+                                                      std::string_view name) -> const HashChoice&;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto hash_choice(const ProfileInfo& profile, std::string_view name)
     -> const HashChoice& {
   for (const HashChoice& choice : profile.hashes) {
     if (choice.name != name) {
@@ -122,6 +129,7 @@ namespace profiles::detail {
       "unknown hash for " + std::string(profile.name) + " (known: " + hash_names(profile) + ")",
       name);
 }
+#endif
 
 // make_any_with: a BuildLocator for `Make::make<Hash>(servers, options)`, the
 // entry of a vocabulary.

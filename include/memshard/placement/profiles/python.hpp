@@ -21,10 +21,14 @@ namespace profiles {
 
 /// python_memcache: python-memcache's Client: Cache::Memcached's bucket list,
 /// but a crc of 0 counts as 1.
-[[nodiscard]] inline auto python_memcache(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto python_memcache(std::span<const Server> servers)
+    -> ModuloLocator<Fold15<Crc32>>;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto python_memcache(std::span<const Server> servers)
     -> ModuloLocator<Fold15<Crc32>> {
   return ModuloLocator<Fold15<Crc32>>(servers, ModuloOptions{.weighted = true});
 }
+#endif
 
 /// kPythonMemcacheProfile: the registry entry of python_memcache.
 MEMSHARD_DETAIL_DECLARE_ENTRY(kPythonMemcacheProfile, ProfileInfo)
@@ -39,10 +43,14 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kPythonMemcacheProfile{
 /// pymemcache_rendezvous: pymemcache's HashClient (RendezvousHash, murmur3):
 /// node "host:port", score murmur3_32("node-key") over the key's characters
 /// (str keys: each code point's low byte, see RendezvousInput).
-[[nodiscard]] inline auto pymemcache_rendezvous(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto pymemcache_rendezvous(std::span<const Server> servers)
+    -> RendezvousLocator;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto pymemcache_rendezvous(std::span<const Server> servers)
     -> RendezvousLocator {
   return RendezvousLocator(servers, RendezvousInput::kCodePointLowBytes);
 }
+#endif
 
 /// kPymemcacheRendezvousProfile: the registry entry of pymemcache_rendezvous.
 MEMSHARD_DETAIL_DECLARE_ENTRY(kPymemcacheRendezvousProfile, ProfileInfo)
@@ -56,10 +64,14 @@ MEMSHARD_DETAIL_ENTRY ProfileInfo kPymemcacheRendezvousProfile{
 
 /// pymemcache_rendezvous_bytes: the same HashClient used with bytes keys: the
 /// score string holds Python's repr of the key, "host:port-b'key'".
-[[nodiscard]] inline auto pymemcache_rendezvous_bytes(std::span<const Server> servers)
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto pymemcache_rendezvous_bytes(
+    std::span<const Server> servers) -> RendezvousLocator;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto pymemcache_rendezvous_bytes(std::span<const Server> servers)
     -> RendezvousLocator {
   return RendezvousLocator(servers, RendezvousInput::kPythonBytesRepr);
 }
+#endif
 
 /// kPymemcacheRendezvousBytesProfile: the registry entry of
 /// pymemcache_rendezvous_bytes.

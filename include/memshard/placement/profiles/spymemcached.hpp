@@ -87,6 +87,8 @@ namespace detail {
   return false;
 }
 
+// The registry's builders: the library defines them in the compiled mode, with the entries.
+#if MEMSHARD_DETAIL_DEFINITIONS
 inline auto make_spymemcached_ketama(std::span<const Server> servers, const ProfileOptions& options,
                                      std::string description) -> AnyLocator {
   return AnyLocator(spymemcached_ketama(servers, spy_weighted(servers, options)),
@@ -99,6 +101,7 @@ inline auto make_spymemcached_ketama_libmemcached(std::span<const Server> server
   return AnyLocator(spymemcached_ketama_libmemcached(servers, spy_weighted(servers, options)),
                     std::move(description));
 }
+#endif
 
 }  // namespace detail
 

@@ -68,20 +68,26 @@ inline constexpr std::array<HashChoice, 14> kNutcrackerHashes = {{
 
 /// twemproxy_name: the name twemproxy hashes and sorts a server by: its name
 /// when it has one, else "host", or "host:port" off port 11211.
-[[nodiscard]] inline auto twemproxy_name(const Server& server) -> std::string {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto twemproxy_name(const Server& server) -> std::string;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto twemproxy_name(const Server& server) -> std::string {
   if (!server.name.empty()) {
     return server.name;
   }
   return server.port == kDefaultPort ? server.host
                                      : server.host + ":" + std::to_string(server.port);
 }
+#endif
 
 namespace detail {
 
 // Two servers that twemproxy would call by the same name (twemproxy_name) are
 // refused, as twemproxy refuses them.
-inline void require_unique_twemproxy_names(std::span<const Server> servers,
-                                           std::string_view profile) {
+MEMSHARD_DETAIL_INLINE void require_unique_twemproxy_names(std::span<const Server> servers,
+                                                           std::string_view profile);
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE void require_unique_twemproxy_names(std::span<const Server> servers,
+                                                           std::string_view profile) {
   std::vector<std::string> names;
   names.reserve(servers.size());
   for (const Server& server : servers) {
@@ -94,6 +100,7 @@ inline void require_unique_twemproxy_names(std::span<const Server> servers,
                                          *duplicate);
   }
 }
+#endif
 
 }  // namespace detail
 

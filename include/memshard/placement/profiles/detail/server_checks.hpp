@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "memshard/detail/compiled.hpp"
 #include "memshard/detail/throw.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -21,7 +22,11 @@ namespace detail {
 
 // libmemcached keeps weights as uint32_t: a fractional weight cannot be
 // expressed there, so it is refused rather than silently changed.
-inline void require_whole_weights(std::span<const Server> servers, std::string_view profile) {
+MEMSHARD_DETAIL_INLINE void require_whole_weights(std::span<const Server> servers,
+                                                  std::string_view profile);
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE void require_whole_weights(std::span<const Server> servers,
+                                                  std::string_view profile) {
   for (const Server& server : servers) {
     if (server.weight != std::floor(server.weight) || server.weight > 4294967295.0) {
       memshard::detail::throw_config_error(
@@ -30,8 +35,12 @@ inline void require_whole_weights(std::span<const Server> servers, std::string_v
     }
   }
 }
+#endif
 
-[[nodiscard]] inline auto any_weight_above_one(std::span<const Server> servers) noexcept -> bool {
+[[nodiscard]] MEMSHARD_DETAIL_INLINE auto any_weight_above_one(
+    std::span<const Server> servers) noexcept -> bool;
+#if MEMSHARD_DETAIL_DEFINITIONS
+MEMSHARD_DETAIL_INLINE auto any_weight_above_one(std::span<const Server> servers) noexcept -> bool {
   for (const Server& server : servers) {
     if (server.weight > 1) {
       return true;
@@ -39,6 +48,7 @@ inline void require_whole_weights(std::span<const Server> servers, std::string_v
   }
   return false;
 }
+#endif
 
 }  // namespace detail
 }  // namespace profiles
