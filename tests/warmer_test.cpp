@@ -798,7 +798,11 @@ TEST_F(WarmerTest, StepAndRunFor) {
   EXPECT_TRUE(warmer.step(5));  // lists the server, then 5 copies
   const WarmerServerProgress first = warmer.progress().totals();
   EXPECT_TRUE(first.scan_done);
-  EXPECT_EQ(first.scanned, 100U);
+  // About the 100 items stored: metadump is a live walk of the server's LRUs, not a snapshot,
+  // so an item the LRU maintainer moves during the walk may be listed twice, or (rarely) not
+  // at all; scanned counts what was listed.
+  EXPECT_GE(first.scanned, 90U);
+  EXPECT_LE(first.scanned, 110U);
   EXPECT_EQ(first.settled(), 5U);
   EXPECT_GT(first.eligible, 5U);
   EXPECT_TRUE(warmer.step(0));  // nothing
