@@ -52,25 +52,22 @@ namespace memshard {
 inline namespace MEMSHARD_ABI_NAMESPACE {
 /// ShardedClient: a memcached client for a fleet, placing keys with a Locator.
 ///
-/// Every operation checks its key (check_key) and value size before anything
-/// reaches the wire, asks the locator for the key's server, and runs on that
-/// server's own libmemcached handle (multi-gets: see MultiGetMode). Outcomes
-/// are values (Status, Result): a miss is not an error, and a failure names
-/// the server and keeps libmemcached's return code. Configuration mistakes
-/// throw ConfigError at construction (and from reconfigure), never from an
-/// operation.
+/// Every operation checks its key (check_key) and value size before anything reaches the wire,
+/// asks the locator for the key's server, and runs on that server's own libmemcached handle
+/// (multi-gets: see MultiGetMode). Outcomes are values (Status, Result): a miss is not an error,
+/// and a failure names the server and keeps libmemcached's return code. Configuration mistakes
+/// throw ConfigError at construction (and from reconfigure), never from an operation.
 ///
-/// Failure policy: after `failure_limit` consecutive timeouts or connection
-/// failures a server is ejected for `retry_interval`, then probed; meanwhile its
-/// keys fail at once (kFailFast) or go to the next live server (kFailover).
-/// No call blocks past its deadline. Family: clone() makes another client for
-/// another thread; a client and its clones share one Fleet (servers, locator,
-/// health: one immutable snapshot), and reconfigure() on any of them reaches
-/// all from their next call. docs/architecture.md tells both in full.
+/// Failure policy: after `failure_limit` consecutive timeouts or connection failures a server
+/// is ejected for `retry_interval`, then probed; meanwhile its keys fail at once (kFailFast) or
+/// go to the next live server (kFailover). No call blocks past its deadline. Family: clone()
+/// makes another client for another thread; a client and its clones share one Fleet (servers,
+/// locator, health: one immutable snapshot), and reconfigure() on any of them reaches all from
+/// their next call. docs/architecture.md tells both in full.
 ///
-/// Threads: one ShardedClient is used by one thread at a time. Move-only.
-/// Operations are noexcept in effect except for allocation failures and
-/// exceptions thrown by the caller's multi-get callbacks.
+/// Threads: one ShardedClient is used by one thread at a time. Move-only. Operations are noexcept
+/// in effect except for allocation failures and exceptions thrown by the caller's multi-get
+/// callbacks.
 ///
 /// **Example**:
 ///   auto servers = memshard::parse_servers("10.0.0.1:11211,10.0.0.2:11211");
@@ -94,14 +91,12 @@ class ShardedClient {
   ShardedClient(std::vector<Server> servers, std::shared_ptr<const L> locator,
                 ClientOptions options = {});
 
-  /// Uses `locator` (by value), which must have been built for `servers`.
-  /// reconfigure() then needs the new locator too: this client cannot know
-  /// how `locator` was configured.
+  /// Uses `locator` (by value), which must have been built for `servers`. reconfigure() then needs
+  /// the new locator too: this client cannot know how `locator` was configured.
   ShardedClient(std::vector<Server> servers, L locator, ClientOptions options = {});
 
-  /// Builds `L(servers)`.
-  /// (A member template: an explicit instantiation never compiles it for a locator that
-  /// cannot be built from the servers alone.)
+  /// Builds `L(servers)`. (A member template: an explicit instantiation never compiles it for a
+  /// locator that cannot be built from the servers alone.)
   template <class M = L>
   requires std::constructible_from<M, std::span<const Server>>
   explicit ShardedClient(std::vector<Server> servers, ClientOptions options = {})
@@ -121,12 +116,10 @@ class ShardedClient {
   /// fleet and options, with its own connections (opened on first use).
   [[nodiscard]] auto clone() const -> ShardedClient;
 
-  /// deadline_scope: until the returned scope ends, every call of this
-  /// client ends by `deadline` (or by its own call_timeout when that comes
-  /// first), as a request handler passes its own deadline down; a call begun
-  /// after it sends nothing and answers Errc::kTimeout. A timeout the
-  /// caller's deadline caused never counts toward the server's ejection.
-  /// See DeadlineScope.
+  /// deadline_scope: until the returned scope ends, every call of this client ends by `deadline`
+  /// (or by its own call_timeout when that comes first), as a request handler passes its own
+  /// deadline down; a call begun after it sends nothing and answers Errc::kTimeout. A timeout the
+  /// caller's deadline caused never counts toward the server's ejection. See DeadlineScope.
   ///
   /// **Example**:
   ///   const auto scope = client.deadline_scope(std::chrono::milliseconds(50));
@@ -143,11 +136,10 @@ class ShardedClient {
   /// get: the item, an empty optional for a miss, or the failure.
   auto get(std::string_view key) -> Result<std::optional<Item>>;
 
-  /// gat: get-and-touch: the item (an empty optional for a miss) with its
-  /// expiry set to `expiry` in the same request (memcached's meta get with a
-  /// T flag). Without meta commands (memcached before 1.6) or with SASL
-  /// credentials, a touch and then a get. In a migration window, a moved key
-  /// that misses on its new owner is moved there first, as touch() does.
+  /// gat: get-and-touch: the item (an empty optional for a miss) with its expiry set to `expiry` in
+  /// the same request (memcached's meta get with a T flag). Without meta commands (memcached before
+  /// 1.6) or with SASL credentials, a touch and then a get. In a migration window, a moved key that
+  /// misses on its new owner is moved there first, as touch() does.
   auto gat(std::string_view key, Expiry expiry) -> Result<std::optional<Item>>;
 
   /// set: stores the value whatever is there. Without an expiry, the item
@@ -182,24 +174,21 @@ class ShardedClient {
   /// decr: subtracts `delta`, stopping at 0 (memcached's rule).
   auto decr(std::string_view key, std::uint32_t delta = 1) -> Result<std::uint64_t>;
 
-  /// incr_with_initial: incr, but a missing key is created holding `initial`
-  /// (with `expiry`, or ClientOptions::default_expiry), which is the answer
-  /// (libmemcached's memcached_increment_with_initial, for both protocols).
-  /// When another client creates the key first, `delta` is added to its
-  /// value instead.
+  /// incr_with_initial: incr, but a missing key is created holding `initial` (with `expiry`, or
+  /// ClientOptions::default_expiry), which is the answer (libmemcached's
+  /// memcached_increment_with_initial, for both protocols). When another client creates the key
+  /// first, `delta` is added to its value instead.
   auto incr_with_initial(std::string_view key, std::uint32_t delta, std::uint64_t initial,
                          std::optional<Expiry> expiry = {}) -> Result<std::uint64_t>;
 
-  /// get_or_load: cache-aside in one call. A hit answers the cached value.
-  /// A miss calls `loader()` (whose answer converts to std::string), adds
-  /// that with `expiry` (or ClientOptions::default_expiry) and `flags`, and
-  /// answers it; Errc::kNotStored from the add (another process filled the
-  /// key meanwhile) is fine. When the cache cannot be read (a server
-  /// failure, an ejected server, an invalid key), the loader's answer comes
-  /// back without being stored. An exception from the loader passes through
-  /// with nothing stored. The answer always holds the value; its status()
-  /// says what the cache did: ok for a hit, the add's status after a miss, or
-  /// the failed read's status.
+  /// get_or_load: cache-aside in one call. A hit answers the cached value. A miss calls `loader()`
+  /// (whose answer converts to std::string), adds that with `expiry` (or
+  /// ClientOptions::default_expiry) and `flags`, and answers it; Errc::kNotStored from the add
+  /// (another process filled the key meanwhile) is fine. When the cache cannot be read (a server
+  /// failure, an ejected server, an invalid key), the loader's answer comes back without being
+  /// stored. An exception from the loader passes through with nothing stored. The answer always
+  /// holds the value; its status() says what the cache did: ok for a hit, the add's status after a
+  /// miss, or the failed read's status.
   ///
   /// **Example**:
   ///   auto user = client.get_or_load("user:42", [&] { return db.load_user(42); },
@@ -265,48 +254,40 @@ class ShardedClient {
 
   // ---- multi-get ------------------------------------------------------------
 
-  /// get_multi: reads many keys at once. Keys are grouped by server; every
-  /// server is sent its request before any answer is read, so the call takes
-  /// about as long as the slowest server, not the sum. A failing server fails
-  /// only its own keys; the whole call ends within connect_timeout +
-  /// io_timeout (plus scheduling), however many servers hang. A key listed
-  /// twice is read twice. ClientOptions::multi_get chooses how the replies
-  /// are read (MultiGetMode). `keys` is any sized range of string-like keys
-  /// (a std::vector<std::string>, a span of string_views, ...).
+  /// get_multi: reads many keys at once. Keys are grouped by server; every server is sent its
+  /// request before any answer is read, so the call takes about as long as the slowest server, not
+  /// the sum. A failing server fails only its own keys; the whole call ends within connect_timeout
+  /// + io_timeout (plus scheduling), however many servers hang. A key listed twice is read twice.
+  /// ClientOptions::multi_get chooses how the replies are read (MultiGetMode). `keys` is any sized
+  /// range of string-like keys (a std::vector<std::string>, a span of string_views, ...).
   template <KeyRange Keys>
   auto get_multi(const Keys& keys) -> MultiGetResult;
 
   /// get_multi for a list of keys: `client.get_multi({"a", "b"})`.
   auto get_multi(std::initializer_list<std::string_view> keys) -> MultiGetResult;
 
-  /// visit_multi: get_multi without copies. Calls `on_hit(index, item)` for
-  /// every key found, with `item` (an ItemView) valid only during the call,
-  /// and `on_failure(index, status)` for every key that could not be read;
-  /// misses get no call. `index` is the key's position in `keys` (any sized
-  /// range of string-like keys). A server's hits may be reported before its
-  /// failure is known, so a key may get on_hit and then on_failure. A
-  /// callback that throws ends the call: the exception passes through,
-  /// connections that may hold unread replies are closed and probe leases
-  /// are given back. A callback may use other clients (a clone's
-  /// reconfigure() included: this call finishes on its snapshot), never this
-  /// one.
+  /// visit_multi: get_multi without copies. Calls `on_hit(index, item)` for every key found, with
+  /// `item` (an ItemView) valid only during the call, and `on_failure(index, status)` for every key
+  /// that could not be read; misses get no call. `index` is the key's position in `keys` (any sized
+  /// range of string-like keys). A server's hits may be reported before its failure is known, so a
+  /// key may get on_hit and then on_failure. A callback that throws ends the call: the exception
+  /// passes through, connections that may hold unread replies are closed and probe leases are given
+  /// back. A callback may use other clients (a clone's reconfigure() included: this call finishes
+  /// on its snapshot), never this one.
   template <KeyRange Keys, class OnHit, class OnFailure>
   void visit_multi(const Keys& keys, OnHit&& on_hit, OnFailure&& on_failure);
 
   // ---- batch writes -----------------------------------------------------------
 
-  /// set_multi: stores every key and value of `items` (any sized range of
-  /// pairs whose first and second convert to std::string_view, such as a
-  /// std::map<std::string, std::string>), with `expiry` (or
-  /// ClientOptions::default_expiry) and `flags`. Keys are grouped by server
-  /// and each server's group is sent as one pipeline, all within the call's
-  /// one deadline (call_timeout, or the caller's DeadlineScope): a batch
-  /// costs one round trip per server, not per key. Answers a Status per item,
-  /// in order; a failing server fails only its own items, and counts once
-  /// toward its ejection. Key and value checks, routing (ejection, failover)
-  /// and the recovery journal apply to each item as to set(). Servers without
-  /// meta commands (memcached before 1.6), clients with SASL credentials and
-  /// migration windows write key by key instead.
+  /// set_multi: stores every key and value of `items` (any sized range of pairs whose first and
+  /// second convert to std::string_view, such as a std::map<std::string, std::string>), with
+  /// `expiry` (or ClientOptions::default_expiry) and `flags`. Keys are grouped by server and each
+  /// server's group is sent as one pipeline, all within the call's one deadline (call_timeout, or
+  /// the caller's DeadlineScope): a batch costs one round trip per server, not per key. Answers a
+  /// Status per item, in order; a failing server fails only its own items, and counts once toward
+  /// its ejection. Key and value checks, routing (ejection, failover) and the recovery journal
+  /// apply to each item as to set(). Servers without meta commands (memcached before 1.6), clients
+  /// with SASL credentials and migration windows write key by key instead.
   template <KeyValueRange Items>
   auto set_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
       -> MultiWriteResult;
@@ -317,9 +298,8 @@ class ShardedClient {
   auto add_multi(const Items& items, std::optional<Expiry> expiry = {}, std::uint32_t flags = 0)
       -> MultiWriteResult;
 
-  /// delete_multi: deletes every key of `keys` (any sized range of
-  /// string-like keys) as set_multi writes; kNotFound for a key that was not
-  /// there.
+  /// delete_multi: deletes every key of `keys` (any sized range of string-like keys) as set_multi
+  /// writes; kNotFound for a key that was not there.
   template <KeyRange Keys>
   auto delete_multi(const Keys& keys) -> MultiWriteResult;
 
@@ -355,17 +335,15 @@ class ShardedClient {
 
   // ---- membership -----------------------------------------------------------
 
-  /// flush_server: flushes the server at `index` of servers() (flush_all:
-  /// every item there goes, whoever wrote it) and forgets the writes its
-  /// journal remembers, so that a server held out after its journal
-  /// overflowed (JournalOverflow::kHold) serves again at once. For operators.
+  /// flush_server: flushes the server at `index` of servers() (flush_all: every item there goes,
+  /// whoever wrote it) and forgets the writes its journal remembers, so that a server held out
+  /// after its journal overflowed (JournalOverflow::kHold) serves again at once. For operators.
   /// Errc::kInvalidArgument for an index out of range.
   auto flush_server(std::size_t index) -> Status;
 
-  /// reconfigure: moves the whole family to a new server list, building its
-  /// locator with the factory. Servers that stay keep their connections,
-  /// health and counters. Throws ConfigError (no factory, invalid list) and
-  /// leaves the fleet as it was.
+  /// reconfigure: moves the whole family to a new server list, building its locator with the
+  /// factory. Servers that stay keep their connections, health and counters. Throws ConfigError (no
+  /// factory, invalid list) and leaves the fleet as it was.
   void reconfigure(std::vector<Server> servers);
 
   /// reconfigure: moves the whole family to `servers` with a locator built
@@ -374,14 +352,12 @@ class ShardedClient {
 
   // ---- live migration -------------------------------------------------------
 
-  /// begin_migration: moves the whole family to a new server list (its
-  /// locator built by the factory) without a cold cache: until
-  /// commit_migration() or abort_migration(), a key whose owner changed
-  /// (servers compared by host and port) and misses on its new owner is read
-  /// once on its old owner and copied forward; every write invalidates the
-  /// old copy. docs/migration.md has the rules. Throws ConfigError (no
-  /// factory, an invalid list or options, a migration already running) and
-  /// changes nothing.
+  /// begin_migration: moves the whole family to a new server list (its locator built by the
+  /// factory) without a cold cache: until commit_migration() or abort_migration(), a key whose
+  /// owner changed (servers compared by host and port) and misses on its new owner is read once on
+  /// its old owner and copied forward; every write invalidates the old copy. docs/migration.md has
+  /// the rules. Throws ConfigError (no factory, an invalid list or options, a migration already
+  /// running) and changes nothing.
   void begin_migration(std::vector<Server> servers, MigrationOptions options = {});
 
   /// begin_migration: the same to `servers` placed by `locator` (built for
@@ -401,24 +377,20 @@ class ShardedClient {
     begin_migration(std::move(servers), std::make_shared<const L>(std::move(locator)), options);
   }
 
-  /// commit_migration: ends the window, dropping the old placement; retiring
-  /// servers lose their connections and can go. Answers whether a migration
-  /// was running.
+  /// commit_migration: ends the window, dropping the old placement; retiring servers lose their
+  /// connections and can go. Answers whether a migration was running.
   auto commit_migration() -> bool;
 
-  /// abort_migration: ends the window by going back to the old placement.
-  /// Safe: every write in the window invalidated the old copy, or left the
-  /// key in the old server's recovery journal when the invalidation failed.
-  /// The servers that received the window's copies keep them: a later
-  /// begin_migration() placing keys on them throws ConfigError until they
-  /// are flushed (MigrationOptions::aborted_copies_flushed). Answers whether
-  /// a migration was running.
+  /// abort_migration: ends the window by going back to the old placement. Safe: every write in the
+  /// window invalidated the old copy, or left the key in the old server's recovery journal when the
+  /// invalidation failed. The servers that received the window's copies keep them: a later
+  /// begin_migration() placing keys on them throws ConfigError until they are flushed
+  /// (MigrationOptions::aborted_copies_flushed). Answers whether a migration was running.
   auto abort_migration() -> bool;
 
-  /// migrate_key: copies one key of the running migration to its new owner
-  /// (what a read of it would do, without reading the new owner first):
-  /// the old owner's copy with its flags and exact remaining TTL, added,
-  /// validated and, by the move rule, deleted from the old owner. The
+  /// migrate_key: copies one key of the running migration to its new owner (what a read of it would
+  /// do, without reading the new owner first): the old owner's copy with its flags and exact
+  /// remaining TTL, added, validated and, by the move rule, deleted from the old owner. The
   /// warmer's step; also for keys an application knows are hot.
   auto migrate_key(std::string_view key) -> KeyMigration;
 
@@ -454,9 +426,8 @@ class ShardedClient {
 
   void adopt(std::shared_ptr<const Snapshot> next);
 
-  // The fleet's newest snapshot, without moving this client to it.
-  // codec_failure: a typed call's Errc::kCodecError, with the server (when
-  // the item came from one) and what the codec found.
+  // The fleet's newest snapshot, without moving this client to it. codec_failure: a typed call's
+  // Errc::kCodecError, with the server (when the item came from one) and what the codec found.
   [[nodiscard]] auto codec_failure(std::string_view operation, std::size_t server,
                                    const CodecError& error) const -> Status;
 
@@ -467,10 +438,9 @@ class ShardedClient {
   auto route_from(std::size_t primary, std::string_view key, std::int64_t deadline = 0)
       -> detail::Route;
 
-  // The skeleton of every single-key operation: check, route, call, finish.
-  // `call(server)` sends the request on that server's handle and answers
-  // libmemcached's code. A write the key's own server misses is remembered
-  // there (fleet/recovery_journal.hpp).
+  // The skeleton of every single-key operation: check, route, call, finish. `call(server)` sends
+  // the request on that server's handle and answers libmemcached's code. A write the key's own
+  // server misses is remembered there (fleet/recovery_journal.hpp).
   template <class Call>
   auto run(std::string_view operation, std::string_view key, std::string_view value, Access access,
            Call&& call) -> Status;
@@ -484,10 +454,9 @@ class ShardedClient {
 
   auto end_migration(bool commit) -> bool;
 
-  // Runs `change` (which publishes a new snapshot, or throws and changes
-  // nothing), moves this client to the new snapshot and tells the observer
-  // of every server that `what` added or removed (compared by host and port
-  // with the snapshot before it).
+  // Runs `change` (which publishes a new snapshot, or throws and changes nothing), moves this
+  // client to the new snapshot and tells the observer of every server that `what` added or removed
+  // (compared by host and port with the snapshot before it).
   template <class Change>
   void announce(std::string_view what, Change&& change);
 
@@ -509,10 +478,9 @@ class ShardedClient {
   template <class OnHit, class OnFailure>
   void visit_sent(std::span<const std::string_view> keys, OnHit& on_hit, OnFailure& on_failure);
 
-  // The keys of a multi-key call as sent keys: `keys` itself when it is a
-  // contiguous range of string_views and there is no prefix, else views
-  // into key_views_ (and the prefixed keys in sent_keys_), valid until the
-  // next call of sent_keys().
+  // The keys of a multi-key call as sent keys: `keys` itself when it is a contiguous range of
+  // string_views and there is no prefix, else views into key_views_ (and the prefixed keys in
+  // sent_keys_), valid until the next call of sent_keys().
   template <KeyRange Keys>
   auto sent_keys(const Keys& keys) -> std::span<const std::string_view>;
 
@@ -521,10 +489,9 @@ class ShardedClient {
   auto write_pairs(detail::WriteKind kind, const Items& items, Expiry expiry, std::uint32_t flags)
       -> MultiWriteResult;
 
-  // The batch writes: every sent key of `keys` (with `values[i]`, for set
-  // and add) routed, grouped by server, and each group written in one
-  // pipeline (MultiWriter), or key by key (write_one) where the meta
-  // protocol cannot go.
+  // The batch writes: every sent key of `keys` (with `values[i]`, for set and add) routed, grouped
+  // by server, and each group written in one pipeline (MultiWriter), or key by key (write_one)
+  // where the meta protocol cannot go.
   auto write_keys(detail::WriteKind kind, std::span<const std::string_view> keys,
                   std::span<const std::string_view> values, Expiry expiry, std::uint32_t flags)
       -> MultiWriteResult;
