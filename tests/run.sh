@@ -8,11 +8,14 @@
 # Installs missing Debian packages first. Exit status: non-zero when any build
 # or test fails.
 #
-# The tests mostly wait on servers, sockets and deadlines, and leave much of the
-# CPU idle: while one build's tests run, the next build (and the dev build's
-# header check) compiles at the lowest CPU priority (nice 19), so it takes only
-# what the tests leave. Each test run's output is kept in a log and printed
-# whole when it ends.
+# Two chains run side by side once the dev build is done. The tests mostly wait
+# on servers, sockets and deadlines and leave much of the CPU idle, so the
+# builds that follow (the dev build's header check, then each sanitizer build)
+# compile one after another in the background at the lowest CPU priority
+# (nice 19), taking only what the tests leave; the test runs follow one after
+# another, each as soon as its build is done (never two at once, so timed tests
+# do not compete with each other). Each step's output is kept in a log and
+# printed whole when the step ends.
 #
 #   tests/run.sh                 # everything
 #   MEMSHARD_SANITIZERS=0 tests/run.sh   # the dev build only
@@ -35,14 +38,19 @@ fi
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/memshard-tests.XXXXXX")
 tests_pid=""
-stop_tests() {
-  if [ -n "$tests_pid" ]; then
-    kill -- "$tests_pid" 2>/dev/null || true
-    wait "$tests_pid" 2>/dev/null || true
-  fi
+builder_pid=""
+stop_all() {
+  # Each background chain runs in a process group of its own (set -m below).
+  local pid
+  for pid in "$tests_pid" "$builder_pid"; do
+    if [ -n "$pid" ]; then
+      kill -- "-$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   rm -rf "$logs"
 }
-trap stop_tests EXIT
+trap stop_all EXIT
 trap 'exit 130' INT TERM
 
 status=0
@@ -67,6 +75,50 @@ build() {
   fi
   nice -n "$niceness" cmake --build "${args[@]}" || return 1
   echo "== memshard: $preset: configured and built in $((SECONDS - start)) s" >&2
+}
+
+# header_check: each public header compiles on its own (the dev build's), at nice 19.
+header_check() {
+  local start=$SECONDS
+  echo "== memshard: dev: each public header on its own" >&2
+  nice -n 19 cmake --build --preset dev -j "$jobs" --target all_verify_interface_header_sets \
+    || return 1
+  echo "== memshard: dev: headers checked in $((SECONDS - start)) s" >&2
+}
+
+# builder: the background chain: the header check, then each sanitizer build; step STEP
+# writes its output to $logs/STEP.log, then its exit status to $logs/STEP.rc. A failed
+# build ends the chain (the steps after it never get a status).
+builder() {
+  local step rc
+  for step in headers "${presets[@]:1}"; do
+    rc=0
+    if [ "$step" = headers ]; then
+      header_check >"$logs/$step.log" 2>&1 || rc=$?
+    else
+      build "$step" 19 >"$logs/$step.log" 2>&1 || rc=$?
+    fi
+    echo "$rc" >"$logs/$step.rc"
+    if [ "$rc" != 0 ]; then
+      return
+    fi
+  done
+}
+
+# await STEP: waits for the builder's step STEP and prints its output; fails when the step
+# failed or the builder ended without it.
+await() {
+  local step=$1
+  while [ ! -e "$logs/$step.rc" ]; do
+    if ! kill -0 "$builder_pid" 2>/dev/null && [ ! -e "$logs/$step.rc" ]; then
+      echo "== memshard: $step: the build chain ended before it" >&2
+      return 1
+    fi
+    # Polls the file the step writes last (at most a second late).
+    sleep 1
+  done
+  cat "$logs/$step.log" >&2
+  [ "$(cat "$logs/$step.rc")" = 0 ]
 }
 
 # start_tests PRESET: runs the preset's tests in the background, into a log.
@@ -102,22 +154,26 @@ finish_tests() {
 }
 
 build dev
+# Each background job in a process group of its own, which stop_all ends whole.
+set -m
 start_tests dev
-# Each public header compiles on its own.
-echo "== memshard: dev: each public header on its own" >&2
-if ! nice -n 19 cmake --build --preset dev -j "$jobs" --target all_verify_interface_header_sets
-then
-  finish_tests
+builder &
+builder_pid=$!
+set +m
+finish_tests
+if ! await headers; then
   exit 1
 fi
 for preset in "${presets[@]:1}"; do
-  if ! build "$preset" 19; then
-    finish_tests
+  if ! await "$preset"; then
     exit 1
   fi
-  finish_tests
+  set -m
   start_tests "$preset"
+  set +m
+  finish_tests
 done
-finish_tests
+wait "$builder_pid" || true
+builder_pid=""
 echo "== memshard: everything in $SECONDS s" >&2
 exit "$status"
