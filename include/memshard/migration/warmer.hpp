@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -375,6 +376,9 @@ class Warmer {
     std::size_t chunk_end = 0;                 // the end of the chunk being copied
     std::int64_t started = 0;                  // clock ns
     WarmerServerProgress progress;
+    // The keys in `queue`, by their hash: metadump walks the LRUs while they change, and may
+    // list an item twice (bumped to another LRU meanwhile); an item is queued once.
+    std::unordered_set<std::uint64_t> queued;
   };
 
   // A new owner, polled for its evictions.
@@ -571,6 +575,11 @@ class Warmer {
     }
     if (options_.max_keys_per_server != 0 && pass.queue.size() >= options_.max_keys_per_server) {
       return;  // over the cap: left to the read-through
+    }
+    // A key listed again is not queued again. Of two keys with one hash (for a million keys,
+    // one chance in about 40 million), the second is left to the read-through, as over the cap.
+    if (!pass.queued.insert(std::hash<std::string_view>{}(entry.key)).second) {
+      return;
     }
     ++p.eligible;
     pass.queue.push_back(std::move(entry));

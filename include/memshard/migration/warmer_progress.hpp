@@ -8,10 +8,12 @@
 // terminal progress bar (render_progress_line).
 //
 // The counts, for one old server:
-//   scanned          items its metadump listed
+//   scanned          items its metadump listed (a live walk of the LRUs, which may
+//                    list an item twice: one moved to another LRU meanwhile)
 //   expired          of those, skipped for their TTL (expired, or under the
 //                    warmer's minimum TTL, on that server's clock)
-//   eligible         of those, items whose owner changes: the ones to copy
+//   eligible         of those, items whose owner changes: the ones to copy (each
+//                    key once, however often it was listed)
 // and each eligible item ends, when its turn comes, in exactly one of:
 //   copied           stored on its new owner
 //   already_present  its new owner had it already (nothing written)
@@ -97,9 +99,10 @@ inline void append_json_string(std::string& out, std::string_view text) {
 struct WarmerServerProgress {
   /// server: the old server, as "host:port".
   std::string server;
-  /// scanned: items the server's metadump listed so far.
+  /// scanned: items the server's metadump listed so far (an item moved to another LRU while
+  /// the listing walks them may be listed, and counted, twice).
   std::uint64_t scanned = 0;
-  /// eligible: listed items whose owner changes and whose TTL is long enough.
+  /// eligible: listed items whose owner changes and whose TTL is long enough, each key once.
   std::uint64_t eligible = 0;
   /// expired: listed items skipped for their TTL.
   std::uint64_t expired = 0;
