@@ -117,6 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ProfileLocatorConformanceTest,
 
 }  // namespace memshard::testing
 
+namespace any_locator_test {
 namespace {
 
 using memshard::AnyLocator;
@@ -174,3 +175,4 @@ TEST(AnyLocatorTest, EveryProfileCanFailOver) {
 }
 
 }  // namespace
+}  // namespace any_locator_test

@@ -19,6 +19,7 @@
 #include "memshard/fleet/server_health.hpp"
 #include "memshard/placement/server.hpp"
 
+namespace client_core_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -180,3 +181,4 @@ TEST(CappedExptimeTest, EveryFormOfExpiryEndsWithinTheCap) {
 }
 
 }  // namespace
+}  // namespace client_core_test

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "memshard/errors.hpp"
 
+namespace client_options_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -227,3 +228,4 @@ TEST(SaslCredentialsTest, ThePasswordNeverPrints) {
 }
 
 }  // namespace
+}  // namespace client_options_test

@@ -28,6 +28,7 @@
 #include "memshard/sharded_client.hpp"
 #include "support/server_set.hpp"
 
+namespace client_pool_test {
 namespace {
 
 using memshard::ClientPool;
@@ -358,3 +359,4 @@ TEST_F(ClientPoolTest, ALeaseMayOutliveItsPool) {
 }
 
 }  // namespace
+}  // namespace client_pool_test

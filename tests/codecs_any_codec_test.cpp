@@ -25,6 +25,7 @@
 #include "memshard/codecs/python_memcache_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_any_codec_test {
 namespace {
 
 using memshard::AnyCodec;
@@ -207,3 +208,4 @@ TEST(AnyCodecTest, ANameReturnedByValueStaysValid) {
 }
 
 }  // namespace
+}  // namespace codecs_any_codec_test

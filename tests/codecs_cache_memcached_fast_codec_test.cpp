@@ -20,6 +20,7 @@
 #include "memshard/codecs/detail/zlib.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_cache_memcached_fast_codec_test {
 namespace {
 
 using memshard::CacheMemcachedFastCodec;
@@ -219,3 +220,4 @@ TEST(CacheMemcachedFastCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {
 }
 
 }  // namespace
+}  // namespace codecs_cache_memcached_fast_codec_test

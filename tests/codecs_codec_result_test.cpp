@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/codec_result.hpp"
 
+namespace codecs_codec_result_test {
 namespace {
 
 using memshard::BadCodecAccess;
@@ -64,3 +65,4 @@ TEST(DecodeLimitsTest, DefaultsBoundSizeAndDepth) {
 }
 
 }  // namespace
+}  // namespace codecs_codec_result_test

@@ -23,6 +23,7 @@
 #include "memshard/codecs/detail/zlib.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_dalli_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -399,3 +400,4 @@ TEST(DalliCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {
 }
 
 }  // namespace
+}  // namespace codecs_dalli_codec_test

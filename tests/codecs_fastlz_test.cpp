@@ -20,6 +20,7 @@
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_fastlz_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -425,3 +426,4 @@ TEST(FastlzDecompressTest, EverySingleBitFlipFailsCleanlyOrKeepsTheLength) {
 }
 
 }  // namespace
+}  // namespace codecs_fastlz_test

@@ -18,6 +18,7 @@
 #include "memshard/codecs/detail/float_text.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_float_text_test {
 namespace {
 
 using memshard::detail::parse_float_text;
@@ -360,3 +361,4 @@ TEST(FloatText, GoldenValueTables) {
 }
 
 }  // namespace
+}  // namespace codecs_float_text_test

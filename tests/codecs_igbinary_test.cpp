@@ -15,6 +15,7 @@
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_igbinary_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -469,3 +470,4 @@ TEST(IgbinaryRoundTrip, EncodeThenDecodeGivesTheValueBack) {
 }
 
 }  // namespace
+}  // namespace codecs_igbinary_test

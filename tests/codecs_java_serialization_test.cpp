@@ -11,6 +11,7 @@
 #include "memshard/codecs/java_serialization.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_java_serialization_test {
 namespace {
 
 using memshard::is_java_serialization;
@@ -54,3 +55,4 @@ TEST(JavaSerialization, NearMissesAreNotRecognised) {
 }
 
 }  // namespace
+}  // namespace codecs_java_serialization_test

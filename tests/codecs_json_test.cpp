@@ -18,6 +18,7 @@
 #include "memshard/codecs/json.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_json_test {
 namespace {
 
 using namespace std::string_literals;
@@ -513,3 +514,4 @@ TEST(Json, GoldenValueTables) {
 }
 
 }  // namespace
+}  // namespace codecs_json_test

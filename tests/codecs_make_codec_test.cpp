@@ -18,6 +18,7 @@
 #include "memshard/errors.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_make_codec_test {
 namespace {
 
 using memshard::AnyCodec;
@@ -202,3 +203,4 @@ TEST(MakeCodecTest, BadNamesAndSettingsThrowOnceWithTheReason) {
 }
 
 }  // namespace
+}  // namespace codecs_make_codec_test

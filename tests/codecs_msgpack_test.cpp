@@ -15,6 +15,7 @@
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_msgpack_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -433,3 +434,4 @@ TEST(MsgpackRoundTrip, EncodeThenDecodeGivesTheValueBack) {
 }
 
 }  // namespace
+}  // namespace codecs_msgpack_test

@@ -20,6 +20,7 @@
 #include "memshard/codecs/php_memcache_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_php_memcache_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -335,3 +336,4 @@ TEST(PhpMemcacheCodecTest, AnIntegerBeyondInt64IsTooLarge) {
 }
 
 }  // namespace
+}  // namespace codecs_php_memcache_codec_test

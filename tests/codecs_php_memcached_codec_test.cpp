@@ -22,6 +22,7 @@
 #include "support/allocation_meter.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_php_memcached_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -243,3 +244,4 @@ TEST(PhpMemcachedCodecTest, AnItemWhoseTreeWouldPassMaxDecodedBytesIsTooLargeInB
 }
 
 }  // namespace
+}  // namespace codecs_php_memcached_codec_test

@@ -17,6 +17,7 @@
 #include "memshard/codecs/php_serialize.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_php_serialize_test {
 namespace {
 
 using namespace std::string_literals;
@@ -560,3 +561,4 @@ TEST(PhpSerialize, GoldenValueTables) {
 }
 
 }  // namespace
+}  // namespace codecs_php_serialize_test

@@ -16,6 +16,7 @@
 #include "memshard/errors.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_php_session_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -100,3 +101,4 @@ TEST(PhpSessionCodecTest, MakeCodecNamesItAndTakesOnlyItsLimits) {
 }
 
 }  // namespace
+}  // namespace codecs_php_session_codec_test

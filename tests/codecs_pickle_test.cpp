@@ -27,6 +27,7 @@
 #include "support/allocation_meter.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_pickle_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -1173,3 +1174,4 @@ TEST(PickleTest, DumpsWritesASerializedPickleBackAndTakesNegativeProtocols) {
 }
 
 }  // namespace
+}  // namespace codecs_pickle_test

@@ -12,6 +12,7 @@
 #include "memshard/codecs/plain_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_plain_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -106,3 +107,4 @@ TEST(PlainCodecTest, WhatAClientWithoutACodecReadsAndWrites) {
 }
 
 }  // namespace
+}  // namespace codecs_plain_codec_test

@@ -21,6 +21,7 @@
 #include "memshard/codecs/pylibmc_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_pylibmc_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -235,3 +236,4 @@ TEST(PylibmcCodecTest, AnIntegerBeyondInt64IsTooLarge) {
 }
 
 }  // namespace
+}  // namespace codecs_pylibmc_codec_test

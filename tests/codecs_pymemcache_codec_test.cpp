@@ -26,6 +26,7 @@
 #include "memshard/codecs/pymemcache_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_pymemcache_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -300,3 +301,4 @@ TEST(PymemcacheCodecTest, PythonPrintableIsStrIsprintable) {
 }
 
 }  // namespace
+}  // namespace codecs_pymemcache_codec_test

@@ -20,6 +20,7 @@
 #include "memshard/codecs/python_memcache_codec.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_python_memcache_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -294,3 +295,4 @@ TEST(PythonMemcacheCodecTest, AnIntegerBeyondInt64IsTooLarge) {
 }
 
 }  // namespace
+}  // namespace codecs_python_memcache_codec_test

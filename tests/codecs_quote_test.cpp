@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/detail/quote.hpp"
 
+namespace codecs_quote_test {
 namespace {
 
 using memshard::detail::quote_bytes;
@@ -71,3 +72,4 @@ TEST(QuoteTest, CutAfterShownBytes) {
 }
 
 }  // namespace
+}  // namespace codecs_quote_test

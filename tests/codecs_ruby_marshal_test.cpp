@@ -18,6 +18,7 @@
 #include "support/value_table.hpp"
 
 namespace memshard {
+namespace codecs_ruby_marshal_test {
 namespace {
 
 using testing::allocated_bytes;
@@ -853,4 +854,5 @@ TEST(RubyMarshal, DumpRefusesNestingPastItsLimit) {
 }
 
 }  // namespace
+}  // namespace codecs_ruby_marshal_test
 }  // namespace memshard

@@ -13,6 +13,7 @@
 #include "memshard/codecs/spymemcached_codec.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_spymemcached_codec_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -141,3 +142,4 @@ TEST(SpymemcachedCodecTest, BadItemsAreErrorsThatSayWhatWasFound) {
 }
 
 }  // namespace
+}  // namespace codecs_spymemcached_codec_test

@@ -16,6 +16,7 @@
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_storable_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -464,3 +465,4 @@ TEST(StorableRoundTrip, NfreezeThenThaw) {
 }
 
 }  // namespace
+}  // namespace codecs_storable_test

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/detail/utf8.hpp"
 
+namespace codecs_utf8_test {
 namespace {
 
 using memshard::detail::is_utf8;
@@ -282,3 +283,4 @@ TEST(Utf8Test, NextDecodesOneCharacterByTheSameRules) {
 }
 
 }  // namespace
+}  // namespace codecs_utf8_test

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "memshard/codecs/value.hpp"
 
+namespace codecs_value_test {
 namespace {
 
 using memshard::BadValueAccess;
@@ -106,3 +107,4 @@ TEST(ValueTest, PrintsReadably) {
 }
 
 }  // namespace
+}  // namespace codecs_value_test

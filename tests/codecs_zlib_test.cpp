@@ -23,6 +23,7 @@
 #include "support/codec_bytes.hpp"
 #include "support/value_table.hpp"
 
+namespace codecs_zlib_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -452,3 +453,4 @@ TEST(InflateBytesTest, ABombStopsAtTheLimitWithoutAllocatingMore) {
 }
 
 }  // namespace
+}  // namespace codecs_zlib_test

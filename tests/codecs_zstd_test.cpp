@@ -18,6 +18,7 @@
 #include "support/allocation_meter.hpp"
 #include "support/codec_bytes.hpp"
 
+namespace codecs_zstd_test {
 namespace {
 
 using memshard::CodecErrc;
@@ -258,3 +259,4 @@ TEST(ZstdDecompressTest, MaxSizeBoundsAFrameWithoutAStatedSize) {
 }
 
 }  // namespace
+}  // namespace codecs_zstd_test

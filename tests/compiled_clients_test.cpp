@@ -21,6 +21,7 @@
 #error "compiled_clients_test must link memshard::compiled, which defines MEMSHARD_COMPILED_LIB"
 #endif
 
+namespace compiled_clients_test {
 namespace {
 
 using memshard::Server;
@@ -86,3 +87,4 @@ static_assert(0 MEMSHARD_DETAIL_COMPILED_LOCATORS(MEMSHARD_TEST_COUNT) == 13);
 #undef MEMSHARD_TEST_COUNT
 
 }  // namespace
+}  // namespace compiled_clients_test

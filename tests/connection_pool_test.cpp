@@ -22,6 +22,7 @@
 #include "memshard/placement/server.hpp"
 #include "support/memcached_server.hpp"
 
+namespace connection_pool_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -137,3 +138,4 @@ TEST(ConnectionPoolTest, HostNamesLibmemcachedRefusesAreRefusedFirst) {
 }
 
 }  // namespace
+}  // namespace connection_pool_test

@@ -47,6 +47,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(BucketedRing, ConsistentLocatorConformanceTest, B
 
 }  // namespace memshard::testing
 
+namespace continuum_locators_test {
 namespace {
 
 using memshard::ConfigError;
@@ -123,3 +124,4 @@ TEST(PeerValidationTest, WeightsNoClientCanExpressAreRefused) {
 }
 
 }  // namespace
+}  // namespace continuum_locators_test

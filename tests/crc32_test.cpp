@@ -27,6 +27,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Crc32, HashkitConformanceTest, Crc32HashkitPairs)
 
 }  // namespace memshard::testing
 
+namespace crc32_test {
 namespace {
 
 using memshard::Crc32;
@@ -85,3 +86,4 @@ TEST(Fold15Test, HighBitsOfTheInnerHashWithZeroAsOne) {
 }
 
 }  // namespace
+}  // namespace crc32_test

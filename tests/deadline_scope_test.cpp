@@ -20,6 +20,7 @@
 #include "support/multi_get_modes.hpp"
 #include "support/sanitized.hpp"
 
+namespace deadline_scope_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -216,3 +217,4 @@ INSTANTIATE_TEST_SUITE_P(Modes, DeadlineScopeMultiGetTest,
                          });
 
 }  // namespace
+}  // namespace deadline_scope_test

@@ -22,6 +22,7 @@
 #include "support/multi_get_modes.hpp"
 #include "support/sanitized.hpp"
 
+namespace deadline_watch_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -233,3 +234,4 @@ TEST_F(DeadlineTest, TheWatchSleepsWhenIdleAndStillCatchesTheNextCall) {
 }
 
 }  // namespace
+}  // namespace deadline_watch_test

@@ -41,6 +41,7 @@
 #include "support/memcached_server.hpp"
 #include "support/server_set.hpp"
 
+namespace examples_test {
 namespace {
 
 using memshard::testing::Fd;
@@ -659,3 +660,4 @@ TEST_F(PhpSessionExample, ReadsTheRowsAPhpPageCachedUnderTheMd5OfItsQuery) {
 }
 
 }  // namespace
+}  // namespace examples_test

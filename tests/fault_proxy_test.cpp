@@ -23,6 +23,7 @@
 
 #include "support/memcached_server.hpp"
 
+namespace fault_proxy_test {
 namespace {
 
 using memshard::testing::Direction;
@@ -429,3 +430,4 @@ TEST_F(FaultProxyTest, DestructorClosesEverySocket) {
 }
 
 }  // namespace
+}  // namespace fault_proxy_test

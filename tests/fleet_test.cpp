@@ -20,6 +20,7 @@
 #include "memshard/placement/locators/ketama_locator.hpp"
 #include "memshard/placement/server.hpp"
 
+namespace fleet_test {
 namespace {
 
 using Ring = memshard::KetamaLocator<memshard::Md5>;
@@ -173,3 +174,4 @@ TEST(FleetTest, InvalidMigrationOptionsThrowAndChangeNothing) {
 }
 
 }  // namespace
+}  // namespace fleet_test

@@ -24,6 +24,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Fnv, HashkitConformanceTest, FnvHashkitPairs);
 
 }  // namespace memshard::testing
 
+namespace fnv_test {
 namespace {
 
 using memshard::Fnv1_32;
@@ -37,3 +38,4 @@ static_assert(Fnv1_32{}("a") == 0x050C5D7EU);
 static_assert(Fnv1_64{}("a") == 0x8601B7BEU);  // low half of FNV-1 64 "a" = 0xaf63bd4c8601b7be
 
 }  // namespace
+}  // namespace fnv_test

@@ -21,6 +21,7 @@
 #include "memshard/placement/profiles.hpp"
 #include "support/golden_table.hpp"
 
+namespace golden_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -161,7 +162,9 @@ TEST(GoldenTables, OneMisplacedKeyIsCaught) {
 }
 
 }  // namespace
+}  // namespace golden_test
 
+namespace golden_test {
 namespace {
 
 // The compatibility table of docs/profiles.md names every profile, so that a
@@ -177,3 +180,4 @@ TEST(GoldenTables, TheProfilesPageTableNamesEveryProfile) {
 }
 
 }  // namespace
+}  // namespace golden_test

@@ -43,6 +43,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(HashTag, ConsistentLocatorConformanceTest, Consis
 
 }  // namespace memshard::testing
 
+namespace hash_tag_test {
 namespace {
 
 using memshard::ConfigError;
@@ -90,7 +91,9 @@ TEST(HashTagTest, TaggedKeysShareAServerAndProfilesTakeTheOption) {
 }
 
 }  // namespace
+}  // namespace hash_tag_test
 
+namespace hash_tag_test {
 namespace {
 
 using memshard::AnyLocator;
@@ -119,3 +122,4 @@ TEST(HashTagLocatorTest, CanFailOverIsTheWrappedLocators) {
 }
 
 }  // namespace
+}  // namespace hash_tag_test

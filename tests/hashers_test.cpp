@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+namespace hashers_test {
 namespace {
 
 using memshard::OneAtATime;
@@ -33,3 +34,4 @@ TEST(VisitHasherTest, UnknownNameThrowsListingTheKnownOnes) {
 }
 
 }  // namespace
+}  // namespace hashers_test

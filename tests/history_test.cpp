@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 
+namespace history_test {
 namespace {
 
 using memshard::Errc;
@@ -253,3 +254,4 @@ TEST(HistoryTest, LateCalls) {
 }
 
 }  // namespace
+}  // namespace history_test

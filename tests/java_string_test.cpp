@@ -17,6 +17,7 @@ static_assert(kConstantEvaluable<JavaStringHash>);
 
 }  // namespace memshard::testing
 
+namespace java_string_test {
 namespace {
 
 using memshard::JavaStringHash;
@@ -52,3 +53,4 @@ TEST(JavaStringHashTest, InvalidUtf8CountsEachBadByteAsReplacement) {
 }
 
 }  // namespace
+}  // namespace java_string_test

@@ -86,6 +86,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Ketama, ConsistentLocatorConformanceTest, Consist
 
 }  // namespace memshard::testing
 
+namespace ketama_locator_test {
 namespace {
 
 using memshard::ConfigError;
@@ -452,8 +453,10 @@ TEST(KetamaLocatorTest, LocateManyEqualsLocateKeyByKey) {
 }
 
 }  // namespace
+}  // namespace ketama_locator_test
 
 // The search, tie and point rules the peer rings use.
+namespace ketama_locator_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -570,3 +573,4 @@ TEST(PeerValidationTest, RingOptionsThatCannotAgreeAreRefused) {
 }
 
 }  // namespace
+}  // namespace ketama_locator_test

@@ -25,6 +25,7 @@
 #include "memshard/placement/server.hpp"
 #include "support/golden_table.hpp"
 
+namespace key_prefix_test {
 namespace {
 
 using memshard::ConfigError;
@@ -193,3 +194,4 @@ TEST(PrefixTables, CoverTheClientsAndCatchOneMisplacedKey) {
 }
 
 }  // namespace
+}  // namespace key_prefix_test

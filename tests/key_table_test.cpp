@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 
+namespace key_table_test {
 namespace {
 
 using memshard::detail::KeyTable;
@@ -82,3 +83,4 @@ TEST(KeyTableTest, ResetForgetsEverything) {
 }
 
 }  // namespace
+}  // namespace key_table_test

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 
+namespace key_test {
 namespace {
 
 using memshard::check_key;
@@ -97,3 +98,4 @@ TEST(KeyTest, ErrcNames) {
 }
 
 }  // namespace
+}  // namespace key_test

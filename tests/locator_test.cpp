@@ -14,6 +14,7 @@
 #include "memshard/placement/locators/modulo_locator.hpp"
 #include "memshard/placement/server.hpp"
 
+namespace locator_test {
 namespace {
 
 // A Locator with no locate_avoiding.
@@ -58,3 +59,4 @@ TEST(CanFailOverTest, AsksALocatorThatSays) {
 }
 
 }  // namespace
+}  // namespace locator_test

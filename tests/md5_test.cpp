@@ -30,6 +30,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Md5, HashkitConformanceTest, Md5HashkitPairs);
 
 }  // namespace memshard::testing
 
+namespace md5_test {
 namespace {
 
 using memshard::Md5;
@@ -122,3 +123,4 @@ TEST(Md5Test, EveryLengthAcrossBlockBoundariesMatchesLibhashkit) {
 }
 
 }  // namespace
+}  // namespace md5_test

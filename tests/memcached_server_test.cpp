@@ -24,6 +24,7 @@
 #include <thread>
 #include <utility>
 
+namespace memcached_server_test {
 namespace {
 
 using memshard::testing::MemcachedServer;
@@ -412,3 +413,4 @@ TEST(MemcachedServerTest, ServerDiesWithTheProcessThatStartedIt) {
 }
 
 }  // namespace
+}  // namespace memcached_server_test

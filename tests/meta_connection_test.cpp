@@ -27,6 +27,7 @@
 #include "support/memcached_server.hpp"
 #include "support/scripted_server.hpp"
 
+namespace meta_connection_test {
 namespace {
 
 using memshard::detail::MetaConnection;
@@ -482,3 +483,4 @@ TEST(MetaConnectionFaultTest, MoveKeepsTheSocket) {
 }
 
 }  // namespace
+}  // namespace meta_connection_test

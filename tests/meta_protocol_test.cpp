@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 
+namespace meta_protocol_test {
 namespace {
 
 using memshard::KeyErrc;
@@ -694,3 +695,4 @@ TEST(MetaProtocolFuzzTest, MutationsNeverOverrunAndAgreeWithOneShotParsing) {
 }
 
 }  // namespace
+}  // namespace meta_protocol_test

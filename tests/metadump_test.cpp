@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "support/memcached_server.hpp"
 
+namespace metadump_test {
 namespace {
 
 using memshard::detail::classify_metadump_line;
@@ -395,3 +396,4 @@ TEST(MetadumpTest, ParsesEveryLineOfARealMetadump) {
 }
 
 }  // namespace
+}  // namespace metadump_test

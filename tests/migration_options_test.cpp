@@ -13,6 +13,7 @@
 
 #include "memshard/errors.hpp"
 
+namespace migration_options_test {
 namespace {
 
 using memshard::MigrationOptions;
@@ -67,3 +68,4 @@ TEST(MigrationOptionsTest, EveryKeyMigrationHasItsOwnName) {
 }
 
 }  // namespace
+}  // namespace migration_options_test

@@ -31,6 +31,7 @@
 #include "support/server_set.hpp"
 #include "support/stopped_process.hpp"
 
+namespace migration_paths_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -1161,3 +1162,4 @@ TEST_F(MigrationTest, AStrictLeasePlaceholderIsNeverAnEmptyHit) {
 }
 
 }  // namespace
+}  // namespace migration_paths_test

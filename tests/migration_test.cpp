@@ -14,6 +14,7 @@
 #include "memshard/placement/locators/modulo_locator.hpp"
 #include "memshard/placement/server.hpp"
 
+namespace migration_test {
 namespace {
 
 using memshard::detail::MigrationState;
@@ -68,3 +69,4 @@ TEST(MigrationPlacementTest, OldOwnerMapsTheOldLocatorOntoMembers) {
 }
 
 }  // namespace
+}  // namespace migration_test

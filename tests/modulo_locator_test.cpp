@@ -48,6 +48,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Modulo, FailoverLocatorConformanceTest, Modulos);
 
 }  // namespace memshard::testing
 
+namespace modulo_locator_test {
 namespace {
 
 using memshard::ConfigError;
@@ -129,3 +130,4 @@ TEST(ModuloLocatorTest, ConfigurationErrorsThrow) {
 }
 
 }  // namespace
+}  // namespace modulo_locator_test

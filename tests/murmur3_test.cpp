@@ -19,6 +19,7 @@ static_assert(kConstantEvaluable<Murmur3_32>);
 
 }  // namespace memshard::testing
 
+namespace murmur3_test {
 namespace {
 
 using memshard::Murmur3_32;
@@ -50,3 +51,4 @@ TEST(Murmur3Test, StreamEqualsOneShotForEverySplit) {
 }
 
 }  // namespace
+}  // namespace murmur3_test

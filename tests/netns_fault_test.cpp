@@ -26,6 +26,7 @@
 #include "support/netns.hpp"
 #include "support/sanitized.hpp"
 
+namespace netns_fault_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -419,3 +420,4 @@ TEST_F(NetnsTest, ADeleteMissedDuringAPartitionIsNeverUndone) {
 }
 
 }  // namespace
+}  // namespace netns_fault_test

@@ -23,6 +23,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(OneAtATime, HashkitConformanceTest, OneAtATimeHas
 
 }  // namespace memshard::testing
 
+namespace one_at_a_time_test {
 namespace {
 
 using memshard::OneAtATime;
@@ -46,3 +47,4 @@ TEST(OneAtATimeTest, WidensBytesAsSignedChar) {
 }
 
 }  // namespace
+}  // namespace one_at_a_time_test

@@ -13,6 +13,7 @@
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_dalli_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -72,3 +73,4 @@ TEST(DalliProfileTest, DalliKeyNamespacesAndShortensKeysAsDalliStoresThem) {
 }
 
 }  // namespace
+}  // namespace profiles_dalli_test

@@ -17,6 +17,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_generic_test {
 namespace {
 
 using memshard::testing::random_fleet;
@@ -101,3 +102,4 @@ TEST(ArticleProfileTest, RingServersThatWouldShareEveryPointAreRefused) {
 }
 
 }  // namespace
+}  // namespace profiles_generic_test

@@ -9,6 +9,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_gomemcache_test {
 namespace {
 
 using memshard::testing::random_fleet;
@@ -23,3 +24,4 @@ TEST(GomemcacheProfileTest, TypedConstructorEqualsItsRegistryEntryAndModuloCrc32
 }
 
 }  // namespace
+}  // namespace profiles_gomemcache_test

@@ -20,6 +20,7 @@
 #include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
+namespace profiles_libmemcached_test {
 namespace {
 
 using memshard::ConfigError;
@@ -232,3 +233,4 @@ TEST(LibmemcachedProfileTest, WeightedKetamaBreaksTiesForTheFirstServer) {
 }
 
 }  // namespace
+}  // namespace profiles_libmemcached_test

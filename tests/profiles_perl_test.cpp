@@ -10,6 +10,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_perl_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -49,3 +50,4 @@ TEST(PerlProfileTest, CacheMemcachedFastKetamaBreaksTiesForTheFirstServer) {
 }
 
 }  // namespace
+}  // namespace profiles_perl_test

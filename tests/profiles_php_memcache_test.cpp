@@ -12,6 +12,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_php_memcache_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -34,3 +35,4 @@ TEST(PhpMemcacheProfileTest, TypedConstructorsEqualTheRegistryForBothHashes) {
 }
 
 }  // namespace
+}  // namespace profiles_php_memcache_test

@@ -13,6 +13,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_php_memcached_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -51,3 +52,4 @@ TEST(PhpMemcachedProfileTest, EachIsTheLibmemcachedProfileOfItsOption) {
 }
 
 }  // namespace
+}  // namespace profiles_php_memcached_test

@@ -12,6 +12,7 @@
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_python_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -48,3 +49,4 @@ TEST(PythonProfileTest, RendezvousFailoverMovesOnlyTheAvoidedServersKeys) {
 }
 
 }  // namespace
+}  // namespace profiles_python_test

@@ -17,6 +17,7 @@
 #include "memshard/placement/profiles/registry.hpp"
 #include "support/fleet.hpp"
 
+namespace profiles_registry_test {
 namespace {
 
 using memshard::ConfigError;
@@ -227,3 +228,4 @@ TEST(ProfilesMakeLocatorTest, UnknownHashesAreNamedWithTheProfilesOwnVocabulary)
 }
 
 }  // namespace
+}  // namespace profiles_registry_test

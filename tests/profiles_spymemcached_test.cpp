@@ -13,6 +13,7 @@
 #include "support/fleet.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_spymemcached_test {
 namespace {
 
 using memshard::testing::FleetShape;
@@ -78,3 +79,4 @@ TEST(SpymemcachedProfileTest, KetamaRefusesServersItCannotTellApartOrWeighs) {
 }
 
 }  // namespace
+}  // namespace profiles_spymemcached_test

@@ -25,6 +25,7 @@
 #include "support/locator_checks.hpp"
 #include "support/same_placement.hpp"
 
+namespace profiles_twemproxy_test {
 namespace {
 
 using memshard::ConfigError;
@@ -152,3 +153,4 @@ TEST(TwemproxyProfileTest, ModulaFailoverMovesOnlyTheAvoidedServersKeys) {
 }
 
 }  // namespace
+}  // namespace profiles_twemproxy_test

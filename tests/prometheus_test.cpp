@@ -20,6 +20,7 @@
 #include "memshard/memshard.hpp"
 #include "support/server_set.hpp"
 
+namespace prometheus_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -640,3 +641,4 @@ TEST(PrometheusFormatTest, ContentTypeNamesVersion004) {
 }
 
 }  // namespace
+}  // namespace prometheus_test

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+namespace rate_limiter_test {
 namespace {
 
 using memshard::detail::RateBudget;
@@ -205,3 +206,4 @@ TEST_F(RateLimiterTest, ClockThatStandsStillOrGoesBack) {
 }
 
 }  // namespace
+}  // namespace rate_limiter_test

@@ -22,6 +22,7 @@
 #include "support/memcached_server.hpp"
 #include "support/stopped_process.hpp"
 
+namespace recovery_journal_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -577,3 +578,4 @@ TEST_F(RecoveryTest, AReplayCutShortStillCleansAnOlderCopyOfAKeyWrittenMeanwhile
 }
 
 }  // namespace
+}  // namespace recovery_journal_test

@@ -33,6 +33,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Rendezvous, ConsistentLocatorConformanceTest, Ren
 
 }  // namespace memshard::testing
 
+namespace rendezvous_locator_test {
 namespace {
 
 using memshard::Server;
@@ -133,3 +134,4 @@ TEST(RendezvousLocatorTest, TranscodedKeysOfEveryLengthScoreAsDefined) {
 }
 
 }  // namespace
+}  // namespace rendezvous_locator_test

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+namespace result_test {
 namespace {
 
 using memshard::BadResultAccess;
@@ -64,3 +65,4 @@ TEST(ResultTest, ValueOrGivesTheFallbackOnlyForAFailure) {
 }
 
 }  // namespace
+}  // namespace result_test

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "memshard/client/result.hpp"
 
+namespace return_codes_test {
 namespace {
 
 using memshard::Errc;
@@ -134,3 +135,4 @@ TEST(ReturnCodesTest, ADeleteSucceedsOnlyOnDeleted) {
 }
 
 }  // namespace
+}  // namespace return_codes_test

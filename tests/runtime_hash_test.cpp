@@ -15,6 +15,7 @@
 #include "memshard/placement/hash/murmur.hpp"
 #include "memshard/placement/hash/one_at_a_time.hpp"
 
+namespace runtime_hash_test {
 namespace {
 
 template <memshard::Hasher H>
@@ -51,3 +52,4 @@ TEST(RuntimeHashTest, InstancesOfDifferentHashesDiffer) {
 }
 
 }  // namespace
+}  // namespace runtime_hash_test

@@ -25,6 +25,7 @@
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
 
+namespace sasl_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -393,3 +394,4 @@ TEST_F(SaslTest, MigrationReadsAndCopiesThroughAuthenticatedHandles) {
 }
 
 }  // namespace
+}  // namespace sasl_test

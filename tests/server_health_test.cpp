@@ -16,6 +16,7 @@
 
 #include "memshard/placement/server.hpp"
 
+namespace server_health_test {
 namespace {
 
 using memshard::detail::HealthChange;
@@ -208,3 +209,4 @@ TEST(HealthRegistryTest, OneHealthPerEndpointWhileSomeoneHoldsIt) {
 }
 
 }  // namespace
+}  // namespace server_health_test

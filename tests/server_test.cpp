@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 
+namespace server_test {
 namespace {
 
 using memshard::ConfigError;
@@ -119,3 +120,4 @@ TEST(ValidateServerTest, ChecksFieldsSetInCode) {
 }
 
 }  // namespace
+}  // namespace server_test

@@ -18,6 +18,7 @@ static_assert(kConstantEvaluable<Sha1>);
 
 }  // namespace memshard::testing
 
+namespace sha1_test {
 namespace {
 
 using memshard::Sha1;
@@ -59,3 +60,4 @@ TEST(Sha1Test, PaddingAtEveryLengthAroundABlock) {
 }
 
 }  // namespace
+}  // namespace sha1_test

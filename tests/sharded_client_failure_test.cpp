@@ -34,6 +34,7 @@
 #include "support/scripted_server.hpp"
 #include "support/stopped_process.hpp"
 
+namespace sharded_client_failure_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -1052,3 +1053,4 @@ TEST_F(FailureTest, ClonesOnManyThreadsShareOneLocator) {
 }
 
 }  // namespace
+}  // namespace sharded_client_failure_test

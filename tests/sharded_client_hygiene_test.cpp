@@ -39,6 +39,7 @@
 #include "support/sanitized.hpp"
 #include "support/stopped_process.hpp"
 
+namespace sharded_client_hygiene_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -614,3 +615,4 @@ TEST(ServerLimitTest, EvictedKeysReadAsMissesAndCountNoFailure) {
 }
 
 }  // namespace
+}  // namespace sharded_client_hygiene_test

@@ -32,6 +32,7 @@
 #include "support/sanitized.hpp"
 #include "support/scripted_server.hpp"
 
+namespace sharded_client_replies_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -680,3 +681,4 @@ TEST(MalformedReplies, DISABLED_AValueLengthOfMinusOneIsAProtocolError) {
 }
 
 }  // namespace
+}  // namespace sharded_client_replies_test

@@ -30,6 +30,7 @@
 #include "support/memcached_server.hpp"
 #include "support/server_set.hpp"
 
+namespace sharded_client_service_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -720,3 +721,4 @@ TEST_F(ServiceTest, TypedCallsStoreAndReadWhatThePeerStores) {
 }
 
 }  // namespace
+}  // namespace sharded_client_service_test

@@ -21,6 +21,7 @@
 #include "support/multi_get_modes.hpp"
 #include "support/server_set.hpp"
 
+namespace sharded_client_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -694,3 +695,4 @@ TEST(ShardedClientConstructionTest, AnExplicitLocatorNeedsAnExplicitReplacement)
 }
 
 }  // namespace
+}  // namespace sharded_client_test

@@ -42,6 +42,7 @@
 #include "support/process_resources.hpp"
 #include "support/stopped_process.hpp"
 
+namespace soak_test {
 namespace {
 
 using memshard::ClientOptions;
@@ -546,3 +547,4 @@ TEST(SoakTest, RandomFaultsBreakNoPromise) {
 }
 
 }  // namespace
+}  // namespace soak_test

@@ -11,6 +11,7 @@
 #define MEMSHARD_TEST_STRING_(x) #x
 #define MEMSHARD_TEST_STRING(x) MEMSHARD_TEST_STRING_(x)
 
+namespace version_test {
 namespace {
 
 TEST(VersionTest, HeaderMatchesTheCMakeProjectVersion) {
@@ -45,3 +46,4 @@ TEST(VersionTest, TheAbiNamespaceFollowsTheMajorAndMinorVersion) {
 }
 
 }  // namespace
+}  // namespace version_test

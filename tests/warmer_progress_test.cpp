@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 
+namespace warmer_progress_test {
 namespace {
 
 using memshard::WarmerProgress;
@@ -207,3 +208,4 @@ TEST(WarmerProgressTest, EtaFormat) {
 }
 
 }  // namespace
+}  // namespace warmer_progress_test

@@ -37,6 +37,7 @@
 #include "support/memcached_server.hpp"
 #include "support/server_set.hpp"
 
+namespace warmer_test {
 namespace {
 
 using memshard::AnyLocator;
@@ -1047,3 +1048,4 @@ TEST_F(WarmerTest, ConfigErrors) {
 }
 
 }  // namespace
+}  // namespace warmer_test

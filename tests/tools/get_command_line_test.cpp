@@ -15,6 +15,7 @@
 
 #include "get/command_line.hpp"
 
+namespace get_command_line_test {
 namespace {
 
 namespace tool = memshard::get_tool;
@@ -218,3 +219,4 @@ TEST(GetCommandLineTest, Texts) {
 }
 
 }  // namespace
+}  // namespace get_command_line_test

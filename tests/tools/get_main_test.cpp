@@ -22,6 +22,7 @@
 #include "support/server_set.hpp"
 #include "support/value_table.hpp"
 
+namespace get_main_test {
 namespace {
 
 namespace tool = memshard::get_tool;
@@ -162,3 +163,4 @@ TEST_F(GetMainTest, HelpVersionAndListCodecs) {
 }
 
 }  // namespace
+}  // namespace get_main_test

@@ -15,6 +15,7 @@
 #include "memshard/codecs/codec_result.hpp"
 #include "memshard/codecs/value.hpp"
 
+namespace get_output_test {
 namespace {
 
 namespace tool = memshard::get_tool;
@@ -255,3 +256,4 @@ TEST(GetOutputTest, CodecErrorMessage) {
 }
 
 }  // namespace
+}  // namespace get_output_test

@@ -24,6 +24,7 @@
 #include "support/server_set.hpp"
 #include "support/value_table.hpp"
 
+namespace get_run_test {
 namespace {
 
 namespace tool = memshard::get_tool;
@@ -448,3 +449,4 @@ TEST_F(GetRunTest, ConfigurationErrorsExitTwoBeforeAnyKey) {
 }
 
 }  // namespace
+}  // namespace get_run_test

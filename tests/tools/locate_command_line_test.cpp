@@ -16,6 +16,7 @@
 #include "locate/command_line.hpp"
 #include "tools/locate_support.hpp"
 
+namespace locate_command_line_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -428,3 +429,4 @@ TEST(LocateCommandLineTest, ListProfilesExactBlock) {
 }
 
 }  // namespace
+}  // namespace locate_command_line_test

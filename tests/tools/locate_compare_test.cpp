@@ -19,6 +19,7 @@
 #include "locate/compare.hpp"
 #include "tools/locate_support.hpp"
 
+namespace locate_compare_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -593,3 +594,4 @@ TEST(LocateCompareTest, KeysMustBeValidWithBothPrefixes) {
 }
 
 }  // namespace
+}  // namespace locate_compare_test

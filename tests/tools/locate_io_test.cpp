@@ -19,6 +19,7 @@
 #include "locate/io.hpp"
 #include "tools/locate_support.hpp"
 
+namespace locate_io_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -312,3 +313,4 @@ TEST(LocateDescriptorBufferTest, ReadAndWriteErrorsNameTheStream) {
 }
 
 }  // namespace
+}  // namespace locate_io_test

@@ -20,6 +20,7 @@
 
 #include "tools/locate_support.hpp"
 
+namespace locate_locate_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -446,3 +447,4 @@ TEST(LocatePlacementTest, ConfigurationErrorsThrow) {
 }
 
 }  // namespace
+}  // namespace locate_locate_test

@@ -21,6 +21,7 @@
 #include "support/child_process.hpp"
 #include "tools/locate_support.hpp"
 
+namespace locate_main_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -152,3 +153,4 @@ TEST(LocateMainTest, AnswersEachKeyBeforeTheNextIsWritten) {
 }
 
 }  // namespace
+}  // namespace locate_main_test

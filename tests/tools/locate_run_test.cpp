@@ -14,6 +14,7 @@
 #include "locate/run.hpp"
 #include "tools/locate_support.hpp"
 
+namespace locate_run_test {
 namespace {
 
 namespace tool = memshard::locate_tool;
@@ -151,3 +152,4 @@ TEST(LocateRunTest, ActionsPrintOnTheOutput) {
 }
 
 }  // namespace
+}  // namespace locate_run_test

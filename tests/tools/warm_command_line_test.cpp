@@ -11,6 +11,7 @@
 
 #include "warm/command_line.hpp"
 
+namespace warm_command_line_test {
 namespace {
 
 namespace tool = memshard::warm_tool;
@@ -106,3 +107,4 @@ TEST(WarmCommandLineTest, Refusals) {
 }
 
 }  // namespace
+}  // namespace warm_command_line_test

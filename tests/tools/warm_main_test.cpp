@@ -21,6 +21,7 @@
 #include "warm/command_line.hpp"
 #include "warm/run.hpp"
 
+namespace warm_main_test {
 namespace {
 
 namespace tool = memshard::warm_tool;
@@ -199,3 +200,4 @@ TEST_F(WarmMainTest, HelpSaysItDoesNotCommit) {
 }
 
 }  // namespace
+}  // namespace warm_main_test
