@@ -2,17 +2,15 @@
 #ifndef MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
 #define MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
 
-// support/allocation_meter.hpp: replaces the global operator new and delete of
-// a test program to measure what the code under test allocates: the largest
-// single allocation (what a false length in a stream makes a decoder claim),
-// and the bytes allocated while counting is on (the "without allocating"
-// checks). It defines the replacements: include it in exactly one translation
-// unit of a test program.
+// support/allocation_meter.hpp: what the code under test allocates, as the
+// replacements of the global operator new and delete count it (defined in
+// support/allocation_meter.cpp, which a test program that includes this header
+// links once): the largest single allocation (what a false length in a stream
+// makes a decoder claim), and the bytes allocated while counting is on (the
+// "without allocating" checks).
 
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
-#include <new>
 
 namespace memshard::testing {
 
@@ -36,24 +34,5 @@ inline void note_allocation(std::size_t size) noexcept {
 }
 
 }  // namespace memshard::testing
-
-// Not inlined, so that the compiler does not pair a new-expression with the
-// free() inside (GCC's -Wmismatched-new-delete).
-[[gnu::noinline]] auto operator new(std::size_t size) -> void* {
-  memshard::testing::note_allocation(size);
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) {
-    return memory;
-  }
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] auto operator new[](std::size_t size) -> void* { return operator new(size); }
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete[](void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
-[[gnu::noinline]] void operator delete[](void* memory, std::size_t /*size*/) noexcept {
-  std::free(memory);
-}
 
 #endif  // MEMSHARD_TESTS_SUPPORT_ALLOCATION_METER_HPP_
