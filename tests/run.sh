@@ -10,12 +10,12 @@
 #
 # Two chains run side by side once the dev build is done. The tests mostly wait
 # on servers, sockets and deadlines and leave much of the CPU idle, so the
-# builds that follow (the dev build's header check, then each sanitizer build)
-# compile one after another in the background at the lowest CPU priority
-# (nice 19), taking only what the tests leave; the test runs follow one after
-# another, each as soon as its build is done (never two at once, so timed tests
-# do not compete with each other). Each step's output is kept in a log and
-# printed whole when the step ends.
+# builds that follow (each sanitizer build, then the dev build's header check,
+# which no test run waits for) compile one after another in the background at
+# the lowest CPU priority (nice 19), taking only what the tests leave; the test
+# runs follow one after another, each as soon as its build is done (never two
+# at once, so timed tests do not compete with each other). Each step's output
+# is kept in a log and printed whole when the step ends.
 #
 #   tests/run.sh                 # everything
 #   MEMSHARD_SANITIZERS=0 tests/run.sh   # the dev build only
@@ -86,12 +86,12 @@ header_check() {
   echo "== memshard: dev: headers checked in $((SECONDS - start)) s" >&2
 }
 
-# builder: the background chain: the header check, then each sanitizer build; step STEP
+# builder: the background chain: each sanitizer build, then the header check; step STEP
 # writes its output to $logs/STEP.log, then its exit status to $logs/STEP.rc. A failed
 # build ends the chain (the steps after it never get a status).
 builder() {
   local step rc
-  for step in headers "${presets[@]:1}"; do
+  for step in "${presets[@]:1}" headers; do
     rc=0
     if [ "$step" = headers ]; then
       header_check >"$logs/$step.log" 2>&1 || rc=$?
@@ -161,9 +161,6 @@ builder &
 builder_pid=$!
 set +m
 finish_tests
-if ! await headers; then
-  exit 1
-fi
 for preset in "${presets[@]:1}"; do
   if ! await "$preset"; then
     exit 1
@@ -173,6 +170,9 @@ for preset in "${presets[@]:1}"; do
   set +m
   finish_tests
 done
+if ! await headers; then
+  exit 1
+fi
 wait "$builder_pid" || true
 builder_pid=""
 echo "== memshard: everything in $SECONDS s" >&2
