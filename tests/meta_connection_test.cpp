@@ -363,16 +363,7 @@ TEST(MetaConnectionFaultTest, ASilentServerTimesOutAtTheDeadlineAndIsClosed) {
 class RawPeer {
  public:
   explicit RawPeer(std::function<void(int)> behaviour)
-      : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address = memshard::testing::detail::loopback_address(0);
-    socklen_t length = sizeof address;
-    if (!listener_.valid() ||
-        ::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(listener_.get(), 4) != 0 ||
-        ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      throw std::runtime_error("raw peer listener");
-    }
-    port_ = ntohs(address.sin_port);
+      : listener_(memshard::testing::detail::listen_loopback(port_, 4)) {
     thread_ = std::thread([this, behaviour = std::move(behaviour)] {
       pollfd entry{listener_.get(), POLLIN, 0};
       if (::poll(&entry, 1, 5'000) == 1) {
@@ -408,8 +399,8 @@ class RawPeer {
   }
 
  private:
+  std::uint16_t port_ = 0;  // set by the listener's initializer, so declared before it
   memshard::testing::detail::FileDescriptor listener_;
-  std::uint16_t port_ = 0;
   std::thread thread_;
 };
 

@@ -23,7 +23,6 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -65,16 +64,7 @@ constexpr std::size_t kServers = 5;
 class RepeatingRelay {
  public:
   explicit RepeatingRelay(std::uint16_t target)
-      : target_(target), listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address = memshard::testing::detail::loopback_address(0);
-    socklen_t length = sizeof(address);
-    if (!listener_.valid() ||
-        ::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(listener_.get(), 16) != 0 ||
-        ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      throw std::runtime_error("relay listener");
-    }
-    port_ = ntohs(address.sin_port);
+      : target_(target), listener_(memshard::testing::detail::listen_loopback(port_)) {
     thread_ = std::thread([this] { serve(); });
   }
   RepeatingRelay(const RepeatingRelay&) = delete;
@@ -183,8 +173,8 @@ class RepeatingRelay {
   }
 
   std::uint16_t target_;
+  std::uint16_t port_ = 0;  // set by the listener's initializer, so declared before it
   FileDescriptor listener_;
-  std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> repeated_{0};
   std::thread thread_;

@@ -121,6 +121,21 @@ class FileDescriptor {
   return ntohs(address.sin_port);
 }
 
+/// listen_loopback: a socket listening on 127.0.0.1 on a port the kernel picks, which it
+/// stores in `port`; throws what failed.
+[[nodiscard]] inline auto listen_loopback(std::uint16_t& port, int backlog = 16) -> FileDescriptor {
+  FileDescriptor fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address = loopback_address(0);
+  socklen_t length = sizeof address;
+  if (!fd.valid() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 ||
+      ::listen(fd.get(), backlog) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    throw_error("cannot listen on 127.0.0.1: " + errno_text(errno));
+  }
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
 /// remaining_ms: milliseconds until `deadline`, at least 0, for poll().
 [[nodiscard]] inline auto remaining_ms(Clock::time_point deadline) noexcept -> int {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();

@@ -8,20 +8,17 @@
 // stands in for no server's behaviour beyond those lines; everything else in
 // the suites runs against real memcached.
 
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -40,18 +37,7 @@ class ScriptedServer {
   using Script = std::function<std::string(std::string_view line, std::size_t connection)>;
 
   explicit ScriptedServer(Script script)
-      : script_(std::move(script)), listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    if (!listener_.valid() ||
-        ::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(listener_.get(), 16) != 0 ||
-        ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      throw std::system_error(errno, std::generic_category(), "scripted server listener");
-    }
-    port_ = ntohs(address.sin_port);
+      : script_(std::move(script)), listener_(detail::listen_loopback(port_)) {
     thread_ = std::thread([this] { serve(); });
   }
   ScriptedServer(const ScriptedServer&) = delete;
@@ -125,8 +111,8 @@ class ScriptedServer {
   }
 
   Script script_;
+  std::uint16_t port_ = 0;  // set by the listener's initializer, so declared before it
   detail::FileDescriptor listener_;
-  std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> accepted_{0};
   std::atomic<std::size_t> closed_{0};
