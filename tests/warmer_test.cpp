@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -112,8 +111,8 @@ class RepeatingRelay {
     }
   }
 
-  // Moves what `from` has to `to`; the server's complete lines go one by one, a metadump
-  // entry twice.
+  // Moves what `from` has to `to`; of the server's bytes, the complete lines go on in one
+  // send, each metadump entry twice, and the rest waits for the line's end.
   void forward(Link& link, bool from_server) {
     std::array<char, 16384> buffer{};
     const int from = from_server ? link.server.get() : link.client.get();
