@@ -15,6 +15,9 @@ packages=(cmake g++ make pkg-config libmemcached-dev memcached libgtest-dev libg
 # pkg-config package tests, and any user of memshard.pc).
 packages+=(libssl-dev)
 
+# The fleet: libcurl to talk to etcd, and etcd itself, which its tests and the benchmarks start.
+packages+=(libcurl4-openssl-dev etcd-server)
+
 # nftables and iproute2 (nft, ip, tc): the network-namespace fault tests (netns_fault_test).
 packages+=(nftables iproute2)
 

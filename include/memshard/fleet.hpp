@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_FLEET_HPP_
+#define MEMSHARD_FLEET_HPP_
+
+// memshard/fleet.hpp: the fleet component (CMake target memshard::fleet, package component
+// `fleet`): what makes many processes one fleet, coordinated through etcd v3. It needs libcurl;
+// placement and the plain client never include it.
+//
+// So far: the store's URL (coordination/store_url.hpp), the outcome of a request to it
+// (coordination/store_status.hpp) and the etcd client the fleet speaks through
+// (coordination/etcd_client.hpp).
+
+#include "memshard/coordination/etcd_client.hpp"
+#include "memshard/coordination/store_status.hpp"
+#include "memshard/coordination/store_url.hpp"
+
+#endif  // MEMSHARD_FLEET_HPP_

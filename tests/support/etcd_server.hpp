@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+#ifndef MEMSHARD_TESTS_SUPPORT_ETCD_SERVER_HPP_
+#define MEMSHARD_TESTS_SUPPORT_ETCD_SERVER_HPP_
+
+// support/etcd_server.hpp: EtcdServer, a real etcd (Debian etcd-server) that a test starts for
+// itself: one member on free loopback ports, with a data directory of its own that goes with
+// the object. It is started with a short election timeout (200 ms), so that it is ready in a
+// fraction of a second and its shortest lease is 1 s. stop() and restart() keep the data
+// directory and the ports (etcd stopped for a while, then back with its data); pause() and
+// resume() stop and continue the process (a hung etcd).
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "support/child_process.hpp"
+#include "support/memcached_server.hpp"
+
+namespace memshard::testing {
+
+/// EtcdServer: see the file comment.
+///
+/// **Example**:
+///   memshard::testing::EtcdServer etcd;
+///   memshard::EtcdClient client(etcd.url());   // "etcd://127.0.0.1:<port>"
+class EtcdServer {
+ public:
+  /// kStartTimeout: how long one start may take before it counts as failed.
+  static constexpr std::chrono::milliseconds kStartTimeout{20'000};
+  /// kStopTimeout: how long stop() waits after SIGTERM before SIGKILL.
+  static constexpr std::chrono::milliseconds kStopTimeout{5'000};
+  /// kStartAttempts: fresh ports tried when etcd exits during start-up (another process took a
+  /// port between the probe and etcd's bind).
+  static constexpr int kStartAttempts = 5;
+
+  EtcdServer() : binary_(choose_binary()), data_dir_(make_data_dir()), log_(open_log()) {
+    std::string last_failure;
+    for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
+      client_port_ = detail::free_port();
+      peer_port_ = detail::free_port();
+      if (peer_port_ == client_port_) {
+        continue;
+      }
+      std::optional<std::string> failure = launch();
+      if (!failure) {
+        return;
+      }
+      last_failure = std::move(*failure);
+      std::error_code ignored;
+      std::filesystem::remove_all(data_dir_ / "member", ignored);
+    }
+    remove_data_dir();
+    detail::throw_error("etcd ('" + binary_ + "') did not start after " +
+                        std::to_string(kStartAttempts) + " attempts; last: " + last_failure);
+  }
+  EtcdServer(const EtcdServer&) = delete;
+  auto operator=(const EtcdServer&) -> EtcdServer& = delete;
+  EtcdServer(EtcdServer&&) = delete;
+  auto operator=(EtcdServer&&) -> EtcdServer& = delete;
+  ~EtcdServer() {
+    stop();
+    remove_data_dir();
+  }
+
+  /// url: the store URL of this etcd, "etcd://127.0.0.1:<client port>".
+  [[nodiscard]] auto url() const -> std::string { return "etcd://" + endpoint(); }
+  /// endpoint: "127.0.0.1:<client port>".
+  [[nodiscard]] auto endpoint() const -> std::string {
+    return "127.0.0.1:" + std::to_string(client_port_);
+  }
+  [[nodiscard]] auto client_port() const noexcept -> std::uint16_t { return client_port_; }
+  [[nodiscard]] auto pid() const noexcept -> pid_t { return child_ ? child_->pid() : -1; }
+  [[nodiscard]] auto running() const noexcept -> bool { return child_ && child_->running(); }
+
+  /// stop: stops etcd (SIGTERM, then SIGKILL after kStopTimeout) and reaps it; the data
+  /// directory stays. Does nothing when stopped.
+  void stop() noexcept {
+    if (!child_) {
+      return;
+    }
+    if (paused_) {
+      ::kill(child_->pid(), SIGCONT);
+      paused_ = false;
+    }
+    child_->terminate();
+    child_->stop(kStopTimeout);
+    child_.reset();
+  }
+
+  /// restart: stops etcd if it runs and starts it again on the same ports with the same data.
+  void restart() {
+    stop();
+    if (std::optional<std::string> failure = launch()) {
+      detail::throw_error("cannot restart etcd on " + endpoint() + ": " + *failure);
+    }
+  }
+
+  /// pause, resume: SIGSTOP and SIGCONT, an etcd that takes connections and answers nothing.
+  void pause() {
+    if (child_ && !paused_ && ::kill(child_->pid(), SIGSTOP) == 0) {
+      paused_ = true;
+    }
+  }
+  void resume() {
+    if (child_ && paused_ && ::kill(child_->pid(), SIGCONT) == 0) {
+      paused_ = false;
+    }
+  }
+
+  /// log: etcd's output since it was last started (the last 4 KiB).
+  [[nodiscard]] auto log() const -> std::string {
+    std::string text = log_->contents();
+    return text.size() > 4096 ? text.substr(text.size() - 4096) : text;
+  }
+
+  /// healthy: whether etcd answers GET /health with "true" within `timeout`.
+  [[nodiscard]] auto healthy(std::chrono::milliseconds timeout = std::chrono::milliseconds{
+                                 1'000}) const -> bool {
+    const auto deadline = detail::Clock::now() + timeout;
+    int error = 0;
+    const detail::FileDescriptor fd = detail::connect_loopback(client_port_, deadline, error);
+    if (!fd.valid()) {
+      return false;
+    }
+    const std::string_view request = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      return false;
+    }
+    std::string reply;
+    char buffer[4096];  // NOLINT(modernize-avoid-c-arrays)
+    while (detail::wait_for(fd.get(), POLLIN, deadline)) {
+      const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
+      if (n <= 0) {
+        break;
+      }
+      reply.append(buffer, static_cast<std::size_t>(n));
+    }
+    return reply.find("\"health\":\"true\"") != std::string::npos;
+  }
+
+ private:
+  [[nodiscard]] static auto choose_binary() -> std::string {
+    if (const char* env = std::getenv("MEMSHARD_ETCD"); env != nullptr && *env != '\0') {
+      return env;
+    }
+#ifdef MEMSHARD_ETCD_BINARY
+    if (std::string_view(MEMSHARD_ETCD_BINARY).size() > 0) {
+      return MEMSHARD_ETCD_BINARY;
+    }
+#endif
+    return "etcd";
+  }
+
+  [[nodiscard]] static auto make_data_dir() -> std::filesystem::path {
+    std::string pattern = std::filesystem::temp_directory_path() / "memshard-etcd-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      detail::throw_error("cannot create a data directory for etcd: " + detail::errno_text(errno));
+    }
+    return pattern;
+  }
+
+  void remove_data_dir() noexcept {
+    std::error_code ignored;
+    std::filesystem::remove_all(data_dir_, ignored);
+  }
+
+  [[nodiscard]] static auto open_log() -> std::unique_ptr<Fd> {
+    std::string path = std::filesystem::temp_directory_path() / "memshard-etcd-log-XXXXXX";
+    auto log = std::make_unique<Fd>(::mkostemp(path.data(), O_CLOEXEC));
+    ::unlink(path.c_str());
+    return log;
+  }
+
+  // Starts etcd on the chosen ports and waits until it reports itself healthy. Returns nothing
+  // on success, or why this attempt failed in a way new ports may fix.
+  auto launch() -> std::optional<std::string> {
+    const std::string path = detail::find_in_path(binary_);
+    if (path.empty()) {
+      detail::throw_error("etcd binary '" + binary_ +
+                          "' not found in PATH (install etcd-server, or set MEMSHARD_ETCD)");
+    }
+    const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+    const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
+    std::vector<std::string> args = {"--name",
+                                     "memshard-test",
+                                     "--data-dir",
+                                     data_dir_.string(),
+                                     "--listen-client-urls",
+                                     client,
+                                     "--advertise-client-urls",
+                                     client,
+                                     "--listen-peer-urls",
+                                     peer,
+                                     "--initial-advertise-peer-urls",
+                                     peer,
+                                     "--initial-cluster",
+                                     "memshard-test=" + peer,
+                                     "--heartbeat-interval",
+                                     "20",
+                                     "--election-timeout",
+                                     "200",
+                                     "--logger",
+                                     "zap",
+                                     "--log-level",
+                                     "warn"};
+    if (::ftruncate(log_->get(), 0) != 0) {
+      detail::throw_error("cannot truncate the etcd log: " + detail::errno_text(errno));
+    }
+    child_ = std::make_unique<ChildProcess>(path, std::move(args), -1, log_->get(), log_->get());
+    const auto deadline = detail::Clock::now() + kStartTimeout;
+    auto pause = std::chrono::milliseconds{5};
+    while (detail::Clock::now() < deadline) {
+      if (child_->wait_for(std::chrono::milliseconds{0})) {
+        child_.reset();
+        return "etcd exited during start-up; its output: " + log();
+      }
+      if (healthy(std::chrono::milliseconds{500})) {
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds{100});
+    }
+    stop();
+    detail::throw_error("etcd did not become healthy on " + endpoint() + " within " +
+                        std::to_string(kStartTimeout.count()) + " ms; its output: " + log());
+  }
+
+  std::string binary_;
+  std::filesystem::path data_dir_;
+  std::unique_ptr<Fd> log_;
+  std::uint16_t client_port_ = 0;
+  std::uint16_t peer_port_ = 0;
+  std::unique_ptr<ChildProcess> child_;
+  bool paused_ = false;
+};
+
+}  // namespace memshard::testing
+
+#endif  // MEMSHARD_TESTS_SUPPORT_ETCD_SERVER_HPP_
