@@ -7,10 +7,12 @@
 // placement and the plain client never include it.
 //
 // So far: the store's URL (coordination/store_url.hpp), the outcome of a request to it
-// (coordination/store_status.hpp) and the etcd client the fleet speaks through
-// (coordination/etcd_client.hpp).
+// (coordination/store_status.hpp), the etcd client the fleet speaks through
+// (coordination/etcd_client.hpp) and the watch that streams changes
+// (coordination/etcd_watch.hpp).
 
 #include "memshard/coordination/etcd_client.hpp"
+#include "memshard/coordination/etcd_watch.hpp"
 #include "memshard/coordination/store_status.hpp"
 #include "memshard/coordination/store_url.hpp"
 
