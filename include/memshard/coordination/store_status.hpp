@@ -94,6 +94,8 @@ class [[nodiscard]] StoreResult {
     check();
     return std::move(*value_);
   }
+  [[nodiscard]] auto operator*() const& -> const T& { return value(); }
+  [[nodiscard]] auto operator*() && -> T { return std::move(*this).value(); }
   [[nodiscard]] auto operator->() const -> const T* {
     check();
     return &*value_;

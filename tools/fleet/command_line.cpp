@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// fleet/command_line.cpp: parsing memshard-fleet's arguments, and its --help and --version
+// texts.
+
+#include "fleet/command_line.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <memshard/version.hpp>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace memshard::fleet_tool {
+namespace {
+
+/// Parser: the state of one parse; each step returns false once error_ is set.
+class Parser {
+ public:
+  auto parse(std::span<const std::string_view> args, std::string_view store)
+      -> ParsedFleetCommandLine {
+    for (const std::string_view arg : args) {
+      if (arg == "--help" || arg == "-h") {
+        command_.action = FleetAction::kHelp;
+        return {command_, {}};
+      }
+      if (arg == "--version") {
+        command_.action = FleetAction::kVersion;
+        return {command_, {}};
+      }
+    }
+    command_.store = std::string(store);
+    std::vector<std::string_view> words;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string_view arg = args[i];
+      if (arg.starts_with("--")) {
+        if (i + 1 >= args.size()) {
+          return refuse(std::string(arg) + " needs a value");
+        }
+        if (!option(arg, args[++i])) {
+          return {command_, error_};
+        }
+      } else {
+        words.push_back(arg);
+      }
+    }
+    if (words.empty()) {
+      return refuse("missing a command: create, show or members (see --help)");
+    }
+    const std::string_view verb = words[0];
+    if (verb == "create") {
+      command_.action = FleetAction::kCreate;
+    } else if (verb == "show") {
+      command_.action = FleetAction::kShow;
+    } else if (verb == "members") {
+      command_.action = FleetAction::kMembers;
+    } else {
+      return refuse("unknown command '" + std::string(verb) + "' (see --help)");
+    }
+    if (words.size() != 2) {
+      return refuse(std::string(verb) + " takes one fleet name");
+    }
+    command_.name = std::string(words[1]);
+    if (command_.store.empty()) {
+      return refuse("missing --store etcd://host:port[,host:port...] (or $MEMSHARD_STORE)");
+    }
+    const bool create = command_.action == FleetAction::kCreate;
+    if (create && (command_.profile.empty() || command_.servers.empty())) {
+      return refuse("create needs --profile P and --servers \"host:port ...\"");
+    }
+    if (!create && (!command_.profile.empty() || !command_.servers.empty() || placement_set_)) {
+      return refuse("only create takes the placement's options");
+    }
+    if (create && command_.json) {
+      return refuse("create takes no --json");
+    }
+    return {command_, {}};
+  }
+
+ private:
+  auto refuse(std::string why) -> ParsedFleetCommandLine {
+    error_ = std::move(why);
+    return {command_, error_};
+  }
+  auto fail(std::string why) -> bool {
+    error_ = std::move(why);
+    return false;
+  }
+
+  auto option(std::string_view name, std::string_view value) -> bool {
+    if (name == "--store") {
+      command_.store = std::string(value);
+    } else if (name == "--timeout") {
+      double seconds = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+      if (error != std::errc{} || end != value.data() + value.size() || !(seconds > 0) ||
+          seconds > 3600) {
+        return fail("--timeout takes seconds, more than 0 and at most 3600: " + std::string(value));
+      }
+      command_.timeout = std::chrono::milliseconds(
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(seconds * 1000))));
+    } else if (name == "--profile") {
+      command_.profile = std::string(value);
+    } else if (name == "--servers") {
+      command_.servers = std::string(value);
+    } else if (name == "--hash") {
+      command_.profile_options.hash = std::string(value);
+      placement_set_ = true;
+    } else if (name == "--points") {
+      std::size_t points = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), points);
+      if (error != std::errc{} || end != value.data() + value.size() || points == 0) {
+        return fail("--points takes a positive number: " + std::string(value));
+      }
+      command_.profile_options.points = points;
+      placement_set_ = true;
+    } else if (name == "--weighted") {
+      if (value != "true" && value != "false") {
+        return fail("--weighted takes true or false: " + std::string(value));
+      }
+      command_.profile_options.weighted = value == "true";
+      placement_set_ = true;
+    } else if (name == "--hash-tag") {
+      command_.profile_options.hash_tag = std::string(value);
+      placement_set_ = true;
+    } else if (name == "--key-prefix") {
+      command_.key_prefix = std::string(value);
+      placement_set_ = true;
+    } else if (name == "--prefix-hashing") {
+      if (value != "bare-key" && value != "prefixed-key") {
+        return fail("--prefix-hashing takes bare-key or prefixed-key: " + std::string(value));
+      }
+      command_.prefix_hashing =
+          value == "bare-key" ? PrefixHashing::kBareKey : PrefixHashing::kPrefixedKey;
+      placement_set_ = true;
+    } else if (name == "--failure-policy") {
+      if (value != "fail-fast" && value != "failover") {
+        return fail("--failure-policy takes fail-fast or failover: " + std::string(value));
+      }
+      command_.failure_policy =
+          value == "fail-fast" ? FailurePolicy::kFailFast : FailurePolicy::kFailover;
+      placement_set_ = true;
+    } else {
+      return fail("unknown option " + std::string(name) + " (see --help)");
+    }
+    return true;
+  }
+
+  FleetCommandLine command_;
+  std::string error_;
+  bool placement_set_ = false;
+};
+
+}  // namespace
+
+auto parse_fleet_command_line(std::span<const std::string_view> args,
+                              std::string_view store_from_environment) -> ParsedFleetCommandLine {
+  // --json is the one option without a value: take it out first.
+  std::vector<std::string_view> rest;
+  bool json = false;
+  for (const std::string_view arg : args) {
+    if (arg == "--json") {
+      json = true;
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  ParsedFleetCommandLine parsed = Parser().parse(rest, store_from_environment);
+  parsed.command.json = json;
+  if (parsed.ok() && json && parsed.command.action == FleetAction::kCreate) {
+    parsed.error = "create takes no --json";
+  }
+  return parsed;
+}
+
+void print_usage(std::ostream& out) {
+  out << "usage: memshard-fleet --store etcd://host:port[,host:port...] COMMAND NAME [options]\n"
+         "\n"
+         "A fleet is the processes that share one placement of keys on memcached servers,\n"
+         "kept in etcd so that every one of them follows each change in step.\n"
+         "\n"
+         "commands:\n"
+         "  create NAME --profile P --servers \"host:port[:weight] ...\"\n"
+         "         [--hash H] [--points N] [--weighted true|false] [--hash-tag AB]\n"
+         "         [--key-prefix X] [--prefix-hashing bare-key|prefixed-key]\n"
+         "         [--failure-policy fail-fast|failover]\n"
+         "                    writes a new fleet's record (refused if it exists)\n"
+         "  show NAME [--json]     the fleet's record: placement, options, change in progress\n"
+         "  members NAME [--json]  the live members and the epoch of the record each serves\n"
+         "\n"
+         "options:\n"
+         "  --store URL      etcd's client endpoints (default: $MEMSHARD_STORE)\n"
+         "  --timeout S      the most one request to etcd may take (default 5)\n"
+         "  --help, --version\n"
+         "\n"
+         "exit status: 0 done; 1 etcd unreachable, the request refused (the fleet exists, or\n"
+         "does not) or a record that cannot be read; 2 usage or configuration error.\n";
+}
+
+void print_version(std::ostream& out) {
+  out << kProgram << " (memshard) " << MEMSHARD_VERSION_MAJOR << '.' << MEMSHARD_VERSION_MINOR
+      << '.' << MEMSHARD_VERSION_PATCH << '\n';
+}
+
+}  // namespace memshard::fleet_tool
