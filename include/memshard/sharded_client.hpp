@@ -399,6 +399,11 @@ class ShardedClient {
   /// with `active` false; all zero when no migration ever ran.
   [[nodiscard]] auto migration_stats() const -> MigrationStats;
 
+  /// wait_for_earlier_calls: waits until every call of the family (this client and its clones)
+  /// that began on an earlier placement than the current one has ended, or `timeout` passed;
+  /// whether they all ended. A fleet's member acknowledges a phase only then (docs/fleet.md).
+  [[nodiscard]] auto wait_for_earlier_calls(std::chrono::milliseconds timeout) const -> bool;
+
  private:
   struct CloneTag {};
 
@@ -423,6 +428,8 @@ class ShardedClient {
   // Moves this client to the fleet's newest snapshot, if another client of the
   // family published one: one atomic load when nothing changed.
   void refresh();
+  // enter: refresh() for a call, whose seat is marked until the returned mark goes.
+  [[nodiscard]] auto enter() -> detail::CallMark;
 
   void adopt(std::shared_ptr<const Snapshot> next);
 
@@ -548,14 +555,15 @@ class ShardedClient {
   std::vector<memcached_return_t> codes_;               // a group's answers
   std::string cause_;                                   // why a group failed
   detail::MultiWriter writer_;
-  std::shared_ptr<Fleet<L>> fleet_;                 // shared by the family
-  std::shared_ptr<const Snapshot> snapshot_;        // the one this client's calls run on
-  const L* locator_ = nullptr;                      // snapshot_->locator
-  std::uint64_t generation_ = 0;                    // snapshot_->generation
-  bool redirected_ = false;                         // the current call goes to a failover server
-  detail::ClientCore core_;                         // connections, health rules, finish
-  detail::MetaPool meta_{options_.max_value_size};  // meta connections (migration, batches)
-  detail::BatchPlan plan_;                          // the routing of the current multi-get
+  std::shared_ptr<Fleet<L>> fleet_;                  // shared by the family
+  std::shared_ptr<detail::CallTracker::Seat> seat_;  // this client's mark in fleet_->calls()
+  std::shared_ptr<const Snapshot> snapshot_;         // the one this client's calls run on
+  const L* locator_ = nullptr;                       // snapshot_->locator
+  std::uint64_t generation_ = 0;                     // snapshot_->generation
+  bool redirected_ = false;                          // the current call goes to a failover server
+  detail::ClientCore core_;                          // connections, health rules, finish
+  detail::MetaPool meta_{options_.max_value_size};   // meta connections (migration, batches)
+  detail::BatchPlan plan_;                           // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
   detail::MigratedMultiGet migrated_;  // the second fan-out of a migration window

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/fleet/call_tracker.hpp"
 #include "memshard/fleet/server_health.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
@@ -119,6 +120,15 @@ class Fleet {
     const std::lock_guard<std::mutex> lock(mutex_);
     return current_;
   }
+
+  /// settled_generation: generation() read in the total order of the seats' marks (seq_cst),
+  /// for a call that just marked its seat (fleet/call_tracker.hpp).
+  [[nodiscard]] auto settled_generation() const noexcept -> std::uint64_t {
+    return generation_.load(std::memory_order_seq_cst);
+  }
+
+  /// calls: which generation each client of the family is calling on (fleet/call_tracker.hpp).
+  [[nodiscard]] auto calls() noexcept -> detail::CallTracker& { return calls_; }
 
   /// has_factory: whether build() can make a locator.
   [[nodiscard]] auto has_factory() const noexcept -> bool { return static_cast<bool>(factory_); }
@@ -274,7 +284,8 @@ class Fleet {
     next->placement_skip = placement_skip_;
     next->generation = generation_.load(std::memory_order_relaxed) + 1;
     current_ = std::move(next);
-    generation_.store(current_->generation, std::memory_order_release);
+    // seq_cst: ordered against the seats' marks (fleet/call_tracker.hpp).
+    generation_.store(current_->generation, std::memory_order_seq_cst);
   }
 
   LocatorFactory factory_;
@@ -285,6 +296,7 @@ class Fleet {
   std::shared_ptr<const detail::MigrationState> last_state_;  // of the last window that ended
   std::set<std::string> aborted_copies_;  // endpoints an aborted window copied to
   std::atomic<std::uint64_t> generation_{0};
+  detail::CallTracker calls_;
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

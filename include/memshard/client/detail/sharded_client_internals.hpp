@@ -78,6 +78,7 @@ void ShardedClient<L>::start(std::vector<Server> servers, std::shared_ptr<const 
                              LocatorFactory factory) {
   fleet_ = std::make_shared<Fleet<L>>(std::move(servers), std::move(locator), std::move(factory),
                                       prefix_.placement_skip());
+  seat_ = fleet_->calls().seat();
   adopt(fleet_->current());
 }
 
@@ -86,6 +87,22 @@ void ShardedClient<L>::refresh() {
   if (fleet_->generation() != generation_) [[unlikely]] {
     adopt(fleet_->current());
   }
+}
+
+template <Locator L>
+auto ShardedClient<L>::enter() -> detail::CallMark {
+  refresh();
+  if (seat_->enter(generation_) && fleet_->settled_generation() != generation_) [[unlikely]] {
+    refresh();  // published meanwhile: the call runs on the new one, and says so
+    seat_->remark(generation_);
+  }
+  return detail::CallMark(*seat_);
+}
+
+template <Locator L>
+auto ShardedClient<L>::wait_for_earlier_calls(std::chrono::milliseconds timeout) const -> bool {
+  return fleet_->calls().wait_before(fleet_->settled_generation(),
+                                     std::chrono::steady_clock::now() + timeout);
 }
 
 template <Locator L>
@@ -142,7 +159,7 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
   if (auto refused = core_.check(key, value)) {
     return std::move(*refused);
   }
-  refresh();
+  refresh();  // always inside a call that marked its seat (get, in_window, remove)
   core_.forget_avoid();
   const std::size_t primary = snapshot_->locate(key);
   if (core_.expired()) [[unlikely]] {
@@ -229,7 +246,7 @@ template <Locator L>
 template <class Call>
 auto ShardedClient<L>::in_window(std::string_view key, detail::WriteRule rule, Call&& call)
     -> Status {
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   if (!snapshot_->migration) [[likely]] {
     return call();
@@ -241,7 +258,7 @@ template <Locator L>
 template <class OnHit, class OnFailure>
 void ShardedClient<L>::visit_sent(std::span<const std::string_view> keys, OnHit& on_hit,
                                   OnFailure& on_failure) {
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   if (snapshot_->migration) [[unlikely]] {
     const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
@@ -314,7 +331,7 @@ auto ShardedClient<L>::write_keys(detail::WriteKind kind, std::span<const std::s
   const auto value_at = [&](std::size_t i) {
     return values.empty() ? std::string_view() : values[i];
   };
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   if (snapshot_->migration) [[unlikely]] {
     // Each key by the window's rules (docs/migration.md), all by the
@@ -669,7 +686,11 @@ auto ShardedClient<L>::arithmetic(std::string_view key, std::uint32_t delta, boo
 
 template <Locator L>
 ShardedClient<L>::ShardedClient(const ShardedClient& other, CloneTag)
-    : options_(other.options_), prefix_(other.prefix_), fleet_(other.fleet_), core_(options_) {
+    : options_(other.options_),
+      prefix_(other.prefix_),
+      fleet_(other.fleet_),
+      seat_(fleet_->calls().seat()),
+      core_(options_) {
   adopt(fleet_->current());
 }
 

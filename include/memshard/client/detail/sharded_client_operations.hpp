@@ -93,7 +93,7 @@ ShardedClient<L>::ShardedClient(std::vector<Server> servers, std::shared_ptr<con
 template <Locator L>
 auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> {
   key = sent(key);
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   if (snapshot_->migration &&
       snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
@@ -183,7 +183,7 @@ auto ShardedClient<L>::cas(std::string_view key, std::string_view value, std::ui
 template <Locator L>
 auto ShardedClient<L>::remove(std::string_view key) -> Status {
   key = sent(key);
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   return remove_sent(key);
 }
@@ -367,7 +367,7 @@ auto ShardedClient<L>::stats() const -> std::vector<ServerStats> {
 
 template <Locator L>
 auto ShardedClient<L>::flush_server(std::size_t index) -> Status {
-  refresh();
+  const detail::CallMark mark = enter();
   if (index >= snapshot_->placed) {
     return Status(Errc::kInvalidArgument, MEMCACHED_INVALID_ARGUMENTS, Status::kNoServer,
                   "flush_server: no server " + std::to_string(index) + " (" +
@@ -436,7 +436,7 @@ void ShardedClient<L>::begin_migration(std::vector<Server> servers,
 template <Locator L>
 auto ShardedClient<L>::migrate_key(std::string_view key) -> KeyMigration {
   key = sent(key);
-  refresh();
+  const detail::CallMark mark = enter();
   core_.start_call();
   if (!snapshot_->migration) {
     return KeyMigration::kNoMigration;
