@@ -175,21 +175,9 @@ class EtcdWatch {
     const std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers,
                                                                          &curl_slist_free_all);
     CURL* h = easy.get();
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP));  // NOLINT
-#endif
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(options_.connect_timeout.count()));  // NOLINT
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    // A stream: no timeout for the whole transfer (an idle watch is a healthy one).
+    detail::json_post(h, url, body, headers,
+                      static_cast<long>(options_.connect_timeout.count()));  // NOLINT
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &EtcdWatch::write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
     buffer_.clear();

@@ -41,6 +41,29 @@ struct HttpReply {
   return ready;
 }
 
+/// json_post: sets `h` up to POST `body` (which must outlive the transfer) as JSON to `url`:
+/// plain HTTP only, never through a proxy, no redirects, no signals, TCP_NODELAY, connecting
+/// within `connect_ms`, with `headers` (the JSON content type). The caller adds the timeout of
+/// the whole transfer, if any, and where the reply goes.
+inline void json_post(CURL* h, const std::string& url, std::string_view body, curl_slist* headers,
+                      long connect_ms) noexcept {  // NOLINT(google-runtime-int): libcurl's type
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP));  // NOLINT
+#endif
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_POST, 1L);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+}
+
 class HttpPost {
  public:
   /// Throws std::bad_alloc when libcurl cannot make a handle.
@@ -71,22 +94,8 @@ class HttpPost {
         std::clamp<long>(static_cast<long>(connect.count()), 1, total_ms);      // NOLINT
     CURL* h = handle_.get();
     curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP));  // NOLINT
-#endif
-    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    json_post(h, url, body, headers_.get(), connect_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers_.get());
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &HttpPost::write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_);
