@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/etcd_server.hpp"
@@ -112,6 +115,179 @@ TEST_F(FleetAdminTest, MembersAreListedAsTheyRegisteredOnesThatCannotBeReadAtEpo
   // Their lease revoked, they are gone.
   ASSERT_TRUE(etcd.revoke(lease->id).ok());
   EXPECT_TRUE(admin_.members("web")->empty());
+}
+
+// FakeMember: a member as the coordinator sees one: a key bound to a lease of its own, which a
+// thread rewrites with the epoch of the record whenever it changes, while `follow` holds.
+class FakeMember {
+ public:
+  FakeMember(const std::string& url, std::string id, bool follow = true)
+      : etcd_(url), key_("memshard/fleets/web/members/" + std::move(id)), follow_(follow) {
+    lease_ = etcd_.grant(std::chrono::seconds{30})->id;
+    publish(1);
+    thread_ = std::thread([this] { run(); });
+  }
+  FakeMember(const FakeMember&) = delete;
+  auto operator=(const FakeMember&) -> FakeMember& = delete;
+  FakeMember(FakeMember&&) = delete;
+  auto operator=(FakeMember&&) -> FakeMember& = delete;
+  ~FakeMember() {
+    stop_ = true;
+    thread_.join();
+  }
+  void follow(bool on) { follow_ = on; }
+  [[nodiscard]] auto served() const -> std::int64_t { return served_; }
+
+ private:
+  void publish(std::int64_t epoch) {
+    if (etcd_.put(key_, memshard::detail::member_value(epoch, "test-host", 1), lease_).ok()) {
+      served_ = epoch;
+    }
+  }
+  void run() {
+    memshard::EtcdClient reader(etcd_.endpoints());
+    while (!stop_) {
+      if (follow_) {
+        const auto record = reader.get("memshard/fleets/web/record");
+        if (record.ok() && !record->entries.empty()) {
+          const auto decoded = memshard::decode_fleet_record(record->entries[0].value);
+          if (decoded.ok() && decoded->epoch != served_) {
+            publish(decoded->epoch);
+          }
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    }
+  }
+
+  memshard::EtcdClient etcd_;
+  std::string key_;
+  std::int64_t lease_ = 0;
+  std::atomic<bool> follow_;
+  std::atomic<std::int64_t> served_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+auto migrate_to(const char* servers) -> memshard::FleetCommand {
+  return memshard::FleetCommand{memshard::FleetCommandKind::kMigrate,
+                                {memshard::parse_servers(servers), "libmemcached-ketama", {}},
+                                memshard::MigrationConsistency::kStrict,
+                                false};
+}
+auto command(memshard::FleetCommandKind kind) -> memshard::FleetCommand {
+  return memshard::FleetCommand{kind, {}, {}, false};
+}
+constexpr std::chrono::milliseconds kWait{10'000};
+
+TEST_F(FleetAdminTest, AMigrationAndItsCommitGoThroughEveryPhaseWithEveryMember) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  FakeMember one(etcd_.url(), "one");
+  FakeMember two(etcd_.url(), "two");
+  std::vector<memshard::FleetProgress> seen;
+  const auto migrated = admin_.apply("web", migrate_to("10.0.0.1:11211 10.0.0.3:11211"), kWait,
+                                     [&](const memshard::FleetProgress& p) { seen.push_back(p); });
+  ASSERT_TRUE(migrated.ok()) << migrated;
+  const auto window = admin_.show("web");
+  ASSERT_TRUE(window->record.change.has_value());
+  EXPECT_EQ(window->record.change->phase, memshard::FleetPhase::kReadThrough);
+  EXPECT_EQ(window->record.epoch, 3);
+  EXPECT_EQ(one.served(), 3);  // returned once every member served the window
+  EXPECT_EQ(two.served(), 3);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().acknowledged, 2U);
+  EXPECT_EQ(seen.back().live, 2U);
+  EXPECT_EQ(seen.back().phase, memshard::FleetPhase::kReadThrough);
+
+  const auto committed = admin_.apply("web", command(memshard::FleetCommandKind::kCommit), kWait);
+  ASSERT_TRUE(committed.ok()) << committed;
+  const auto done = admin_.show("web");
+  EXPECT_FALSE(done->record.change.has_value());
+  EXPECT_EQ(done->record.placement.servers,
+            memshard::parse_servers("10.0.0.1:11211 10.0.0.3:11211"));
+  EXPECT_EQ(done->record.epoch, 6);
+  // Phase 4 served by both; the steady record that follows is bookkeeping.
+  EXPECT_GE(one.served(), 5);
+  EXPECT_EQ(admin_.apply("web", command(memshard::FleetCommandKind::kCommit), kWait).code(),
+            StoreErrc::kRejected);  // nothing left to commit
+}
+
+TEST_F(FleetAdminTest, APhaseWaitsForAMemberBehindAndEvictingItEndsTheWait) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  FakeMember follows(etcd_.url(), "follows");
+  FakeMember behind(etcd_.url(), "behind", false);
+  const auto start = std::chrono::steady_clock::now();
+  const auto stuck =
+      admin_.apply("web", migrate_to("10.0.0.3:11211"), std::chrono::milliseconds{300});
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds{300});
+  EXPECT_EQ(stuck.code(), StoreErrc::kTimeout) << stuck;
+  EXPECT_NE(stuck.message().find("1 of 2 live members serve epoch 2"), std::string::npos) << stuck;
+  EXPECT_NE(stuck.message().find("behind: behind"), std::string::npos) << stuck;
+  // It stopped at phase 1: the window never opened while a member served phase 0.
+  EXPECT_EQ(admin_.show("web")->record.change->phase, memshard::FleetPhase::kPrepare);
+  EXPECT_EQ(admin_.evict("web", "nobody").code(), StoreErrc::kRejected);
+  ASSERT_TRUE(admin_.evict("web", "behind").ok());
+  const auto carried_on = admin_.apply("web", migrate_to("10.0.0.3:11211"), kWait);
+  ASSERT_TRUE(carried_on.ok()) << carried_on;
+  EXPECT_EQ(admin_.show("web")->record.change->phase, memshard::FleetPhase::kReadThrough);
+}
+
+TEST_F(FleetAdminTest, AnAbortStepsBackThroughPhaseOneAndHoldsTheCopiedServers) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  FakeMember member(etcd_.url(), "m");
+  ASSERT_TRUE(admin_.apply("web", migrate_to("10.0.0.3:11211"), kWait).ok());
+  const auto aborted = admin_.apply("web", command(memshard::FleetCommandKind::kAbort), kWait);
+  ASSERT_TRUE(aborted.ok()) << aborted;
+  const auto view = admin_.show("web");
+  EXPECT_FALSE(view->record.change.has_value());
+  EXPECT_EQ(view->record.placement, steady_record().placement);
+  EXPECT_EQ(view->record.aborted_copies, std::vector<std::string>{"10.0.0.3:11211"});
+  EXPECT_EQ(view->record.epoch, 5);
+  const auto held = admin_.apply("web", migrate_to("10.0.0.3:11211"), kWait);
+  EXPECT_EQ(held.code(), StoreErrc::kRejected);
+  EXPECT_NE(held.message().find("flush"), std::string::npos) << held;
+  memshard::FleetCommand flushed = migrate_to("10.0.0.3:11211");
+  flushed.flushed = true;
+  ASSERT_TRUE(admin_.apply("web", flushed, kWait).ok());
+  EXPECT_TRUE(admin_.show("web")->record.aborted_copies.empty());
+}
+
+TEST_F(FleetAdminTest, ASecondCoordinatorsWriteStopsThisOne) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  FakeMember member(etcd_.url(), "m");
+  memshard::EtcdClient other(etcd_.url());
+  bool interfered = false;
+  const auto lost = admin_.apply(
+      "web", migrate_to("10.0.0.3:11211"), kWait, [&](const memshard::FleetProgress& p) {
+        if (!interfered && p.epoch == 2 && p.acknowledged == p.live) {
+          // Another coordinator rewrites the record between this one's read and its next write.
+          auto record = admin_.show("web")->record;
+          ++record.epoch;
+          interfered =
+              other.put("memshard/fleets/web/record", memshard::encode_fleet_record(record)).ok();
+        }
+      });
+  ASSERT_TRUE(interfered);
+  EXPECT_EQ(lost.code(), StoreErrc::kRejected) << lost;
+  EXPECT_NE(lost.message().find("changed meanwhile"), std::string::npos) << lost;
+  EXPECT_EQ(admin_.show("web")->record.epoch, 3);  // the other's record stands
+}
+
+TEST_F(FleetAdminTest, ASwitchWithoutMembersGoesStraightThrough) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  const memshard::FleetCommand to_c{
+      memshard::FleetCommandKind::kReconfigure,
+      {memshard::parse_servers("10.0.0.4:11211"), "libmemcached-ketama", {}},
+      {},
+      false};
+  ASSERT_TRUE(admin_.apply("web", to_c, kWait).ok());
+  const auto view = admin_.show("web");
+  EXPECT_FALSE(view->record.change.has_value());
+  EXPECT_EQ(view->record.placement, to_c.next);
+  EXPECT_EQ(view->record.epoch, 5);  // phases 1, 3, 4, then steady
+  memshard::FleetCommand bad = to_c;
+  bad.next.profile = "no-such-profile";
+  EXPECT_THROW((void)admin_.apply("web", bad, kWait), memshard::ConfigError);
 }
 
 }  // namespace

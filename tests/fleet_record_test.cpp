@@ -41,7 +41,9 @@ auto full_record() -> FleetRecord {
   change.next = placement("10.0.0.1:11211 10.0.0.3:11211", "spymemcached-ketama");
   change.next.profile_options.weighted = true;
   change.consistency = memshard::MigrationConsistency::kStrict;
+  change.copied = true;
   record.change = change;
+  record.aborted_copies = {"10.0.0.9:11211", "[::1]:11213"};
   return record;
 }
 
@@ -92,9 +94,14 @@ TEST(FleetRecordTest, ARecordIsReadStrictly) {
       {edited("\"kind\":\"migrate\"", "\"kind\":\"move\""), "kind"},
       {edited("\"consistency\":\"strict\"", "\"consistency\":\"exact\""), "consistency"},
       {edited("\"weighted\":true", "\"weighted\":\"yes\""), "weighted"},
+      {edited("\"copied\":true", "\"copied\":1"), "copied"},
       {edited("\"prefix_hashing\":\"prefixed-key\"", "\"prefix_hashing\":\"both\""),
        "prefix_hashing"},
       {edited("\"failure_policy\":\"failover\"", "\"failure_policy\":\"retry\""), "failure_policy"},
+      {edited("\"aborted_copies\":[\"10.0.0.9:11211\"", "\"aborted_copies\":[7"), "aborted_copies"},
+      {edited("\"aborted_copies\":[\"10.0.0.9:11211\",\"[::1]:11213\"]",
+              "\"aborted_copies\":\"x\""),
+       "not a list"},
   };
   for (const auto& [text, why] : bad) {
     SCOPED_TRACE(text);

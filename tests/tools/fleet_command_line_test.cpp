@@ -62,6 +62,32 @@ TEST(FleetCommandLineTest, ShowAndMembersTakeJsonAndTheStoreFromTheEnvironment) 
   EXPECT_EQ(members.command.store, "etcd://f:2");  // --store wins
 }
 
+TEST(FleetCommandLineTest, TheChangesAndEvict) {
+  const auto migrate = parse({"migrate", "web", "--servers", "a:1 b:2", "--consistency", "strict",
+                              "--flushed", "--timeout", "120"},
+                             "etcd://e:1");
+  ASSERT_TRUE(migrate.ok()) << migrate.error;
+  EXPECT_EQ(migrate.command.action, tool::FleetAction::kMigrate);
+  EXPECT_EQ(migrate.command.servers, "a:1 b:2");
+  EXPECT_TRUE(migrate.command.profile.empty());  // the fleet's own, read at run time
+  EXPECT_EQ(migrate.command.consistency, memshard::MigrationConsistency::kStrict);
+  EXPECT_TRUE(migrate.command.flushed);
+  EXPECT_EQ(migrate.command.timeout, std::chrono::milliseconds{120'000});
+  const auto reconfigure =
+      parse({"reconfigure", "web", "--servers", "c", "--profile", "ring-crc32"}, "etcd://e:1");
+  ASSERT_TRUE(reconfigure.ok()) << reconfigure.error;
+  EXPECT_EQ(reconfigure.command.action, tool::FleetAction::kReconfigure);
+  EXPECT_EQ(reconfigure.command.profile, "ring-crc32");
+  EXPECT_EQ(parse({"commit", "web"}, "etcd://e:1").command.action, tool::FleetAction::kCommit);
+  EXPECT_EQ(parse({"abort", "web"}, "etcd://e:1").command.action, tool::FleetAction::kAbort);
+  EXPECT_EQ(parse({"abort", "web"}, "etcd://e:1").command.timeout,
+            std::chrono::milliseconds{60'000});
+  const auto evict = parse({"evict", "web", "host-7.1234"}, "etcd://e:1");
+  ASSERT_TRUE(evict.ok()) << evict.error;
+  EXPECT_EQ(evict.command.action, tool::FleetAction::kEvict);
+  EXPECT_EQ(evict.command.member, "host-7.1234");
+}
+
 TEST(FleetCommandLineTest, HelpAndVersionWinOverEverything) {
   EXPECT_EQ(parse({"frobnicate", "--help"}).command.action, tool::FleetAction::kHelp);
   EXPECT_EQ(parse({"--version", "--timeout"}).command.action, tool::FleetAction::kVersion);
@@ -82,8 +108,21 @@ TEST(FleetCommandLineTest, EveryMistakeIsRefusedWithItsReason) {
       {{"show", "a", "b", "--store", "etcd://e:1"}, "one fleet name"},
       {{"show", "web"}, "missing --store"},
       {{"show", "web", "--store"}, "needs a value"},
-      {{"show", "web", "--store", "etcd://e:1", "--profile", "x"}, "only create"},
-      {{"members", "web", "--store", "etcd://e:1", "--hash", "md5"}, "only create"},
+      {{"show", "web", "--store", "etcd://e:1", "--profile", "x"}, "take a placement"},
+      {{"members", "web", "--store", "etcd://e:1", "--hash", "md5"}, "take a placement"},
+      {{"commit", "web", "--store", "etcd://e:1", "--servers", "a"}, "take a placement"},
+      {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--key-prefix", "x"},
+       "create only"},
+      {{"migrate", "web", "--store", "etcd://e:1"}, "needs --servers"},
+      {{"reconfigure", "web", "--store", "etcd://e:1"}, "needs --servers"},
+      {{"reconfigure", "web", "--store", "etcd://e:1", "--servers", "a", "--consistency", "strict"},
+       "only migrate takes --consistency"},
+      {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--consistency", "exact"},
+       "--consistency"},
+      {{"abort", "web", "--store", "etcd://e:1", "--flushed"}, "--flushed"},
+      {{"commit", "web", "--store", "etcd://e:1", "--json"}, "no --json"},
+      {{"evict", "web", "--store", "etcd://e:1"}, "a member's id"},
+      {{"evict", "web", "m", "x", "--store", "etcd://e:1"}, "a member's id"},
       {{"create", "web", "--store", "etcd://e:1", "--servers", "a:1"}, "needs --profile"},
       {{"create", "web", "--store", "etcd://e:1", "--profile", "p"}, "needs --profile"},
       {{"create", "web", "--store", "etcd://e:1", "--profile", "p", "--servers", "a", "--json"},

@@ -112,5 +112,49 @@ TEST(FleetMainTest, ExitStatusesOfRefusalsUnreachableStoresAndUsageErrors) {
   EXPECT_NE(help.out.find("usage: memshard-fleet"), std::string::npos);
 }
 
+TEST(FleetMainTest, AMigrationWaitsForAMemberBehindUntilItIsEvicted) {
+  EtcdServer etcd;
+  ASSERT_EQ(run_binary({"--store", etcd.url(), "create", "web", "--profile", "libmemcached-ketama",
+                        "--servers", "10.0.0.1 10.0.0.2"})
+                .status,
+            0);
+  // A member that registered and never follows (no lease: only evict removes it).
+  memshard::EtcdClient client(etcd.url());
+  ASSERT_TRUE(client
+                  .put("memshard/fleets/web/members/stuck",
+                       memshard::detail::member_value(1, "host-1", 4242))
+                  .ok());
+  const std::vector<std::string> migrate = {
+      "--store",       etcd.url(), "--timeout", "0.3",
+      "migrate",       "web",      "--servers", "10.0.0.1 10.0.0.2 10.0.0.3",
+      "--consistency", "strict"};
+  const RunResult stuck = run_binary(migrate);
+  EXPECT_EQ(stuck.status, 1);
+  EXPECT_NE(stuck.err.find("web: epoch 2 (phase 1, prepare): 0 of 1 live member\n"),
+            std::string::npos)
+      << stuck.err;
+  EXPECT_NE(stuck.err.find("behind: stuck"), std::string::npos) << stuck.err;
+  const RunResult shown = run_binary({"--store", etcd.url(), "show", "web"});
+  EXPECT_NE(shown.out.find("change: migrate, phase 1 (prepare), consistency strict"),
+            std::string::npos)
+      << shown.out;
+
+  const RunResult evicted = run_binary({"--store", etcd.url(), "evict", "web", "stuck"});
+  ASSERT_EQ(evicted.status, 0) << evicted.err;
+  EXPECT_EQ(evicted.out, "evicted stuck from fleet web\n");
+  const RunResult opened = run_binary(migrate);
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  EXPECT_NE(opened.out.find("reads through to the new placement (epoch 3)"), std::string::npos)
+      << opened.out;
+  const RunResult committed = run_binary({"--store", etcd.url(), "commit", "web"});
+  ASSERT_EQ(committed.status, 0) << committed.err;
+  EXPECT_NE(committed.out.find("on its new placement (epoch 6)"), std::string::npos);
+  const RunResult nothing = run_binary({"--store", etcd.url(), "abort", "web"});
+  EXPECT_EQ(nothing.status, 1);
+  EXPECT_NE(nothing.err.find("no change is in progress"), std::string::npos) << nothing.err;
+  const RunResult ghost = run_binary({"--store", etcd.url(), "evict", "web", "ghost"});
+  EXPECT_EQ(ghost.status, 1);
+}
+
 }  // namespace
 }  // namespace fleet_main_test

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <memshard/version.hpp>
 #include <system_error>
 #include <utility>
@@ -19,6 +20,11 @@ namespace {
 /// Parser: the state of one parse; each step returns false once error_ is set.
 class Parser {
  public:
+  Parser(bool json, bool flushed) {
+    command_.json = json;
+    command_.flushed = flushed;
+  }
+
   auto parse(std::span<const std::string_view> args, std::string_view store)
       -> ParsedFleetCommandLine {
     for (const std::string_view arg : args) {
@@ -47,34 +53,58 @@ class Parser {
       }
     }
     if (words.empty()) {
-      return refuse("missing a command: create, show or members (see --help)");
+      return refuse(
+          "missing a command: create, show, members, migrate, commit, abort, "
+          "reconfigure or evict (see --help)");
     }
     const std::string_view verb = words[0];
-    if (verb == "create") {
-      command_.action = FleetAction::kCreate;
-    } else if (verb == "show") {
-      command_.action = FleetAction::kShow;
-    } else if (verb == "members") {
-      command_.action = FleetAction::kMembers;
-    } else {
+    static constexpr std::pair<std::string_view, FleetAction> kVerbs[] = {
+        {"create", FleetAction::kCreate},           {"show", FleetAction::kShow},
+        {"members", FleetAction::kMembers},         {"migrate", FleetAction::kMigrate},
+        {"commit", FleetAction::kCommit},           {"abort", FleetAction::kAbort},
+        {"reconfigure", FleetAction::kReconfigure}, {"evict", FleetAction::kEvict}};
+    const auto* found = std::find_if(std::begin(kVerbs), std::end(kVerbs),
+                                     [verb](const auto& entry) { return entry.first == verb; });
+    if (found == std::end(kVerbs)) {
       return refuse("unknown command '" + std::string(verb) + "' (see --help)");
     }
-    if (words.size() != 2) {
+    command_.action = found->second;
+    const FleetAction action = command_.action;
+    if (action == FleetAction::kEvict) {
+      if (words.size() != 3) {
+        return refuse("evict takes a fleet name and a member's id");
+      }
+      command_.member = std::string(words[2]);
+    } else if (words.size() != 2) {
       return refuse(std::string(verb) + " takes one fleet name");
     }
     command_.name = std::string(words[1]);
     if (command_.store.empty()) {
       return refuse("missing --store etcd://host:port[,host:port...] (or $MEMSHARD_STORE)");
     }
-    const bool create = command_.action == FleetAction::kCreate;
+    const bool create = action == FleetAction::kCreate;
+    const bool moves = action == FleetAction::kMigrate || action == FleetAction::kReconfigure;
     if (create && (command_.profile.empty() || command_.servers.empty())) {
       return refuse("create needs --profile P and --servers \"host:port ...\"");
     }
-    if (!create && (!command_.profile.empty() || !command_.servers.empty() || placement_set_)) {
-      return refuse("only create takes the placement's options");
+    if (moves && command_.servers.empty()) {
+      return refuse(std::string(verb) + " needs --servers \"host:port ...\"");
     }
-    if (create && command_.json) {
-      return refuse("create takes no --json");
+    if (!create && !moves &&
+        (!command_.profile.empty() || !command_.servers.empty() || placement_set_)) {
+      return refuse("only create, migrate and reconfigure take a placement");
+    }
+    if (!create && shared_set_) {
+      return refuse("the options every member shares are set by create only");
+    }
+    if (consistency_set_ && action != FleetAction::kMigrate) {
+      return refuse("only migrate takes --consistency");
+    }
+    if (command_.flushed && !moves) {
+      return refuse("only migrate and reconfigure take --flushed");
+    }
+    if (command_.json && action != FleetAction::kShow && action != FleetAction::kMembers) {
+      return refuse(std::string(verb) + " takes no --json");
     }
     return {command_, {}};
   }
@@ -125,23 +155,30 @@ class Parser {
     } else if (name == "--hash-tag") {
       command_.profile_options.hash_tag = std::string(value);
       placement_set_ = true;
+    } else if (name == "--consistency") {
+      if (value != "fast" && value != "strict") {
+        return fail("--consistency takes fast or strict: " + std::string(value));
+      }
+      command_.consistency =
+          value == "fast" ? MigrationConsistency::kFast : MigrationConsistency::kStrict;
+      consistency_set_ = true;
     } else if (name == "--key-prefix") {
       command_.key_prefix = std::string(value);
-      placement_set_ = true;
+      shared_set_ = true;
     } else if (name == "--prefix-hashing") {
       if (value != "bare-key" && value != "prefixed-key") {
         return fail("--prefix-hashing takes bare-key or prefixed-key: " + std::string(value));
       }
       command_.prefix_hashing =
           value == "bare-key" ? PrefixHashing::kBareKey : PrefixHashing::kPrefixedKey;
-      placement_set_ = true;
+      shared_set_ = true;
     } else if (name == "--failure-policy") {
       if (value != "fail-fast" && value != "failover") {
         return fail("--failure-policy takes fail-fast or failover: " + std::string(value));
       }
       command_.failure_policy =
           value == "fail-fast" ? FailurePolicy::kFailFast : FailurePolicy::kFailover;
-      placement_set_ = true;
+      shared_set_ = true;
     } else {
       return fail("unknown option " + std::string(name) + " (see --help)");
     }
@@ -150,29 +187,29 @@ class Parser {
 
   FleetCommandLine command_;
   std::string error_;
-  bool placement_set_ = false;
+  bool placement_set_ = false;    // a profile option
+  bool shared_set_ = false;       // an option every member shares
+  bool consistency_set_ = false;  // --consistency
 };
 
 }  // namespace
 
 auto parse_fleet_command_line(std::span<const std::string_view> args,
                               std::string_view store_from_environment) -> ParsedFleetCommandLine {
-  // --json is the one option without a value: take it out first.
+  // --json and --flushed are the options without a value: take them out first.
   std::vector<std::string_view> rest;
   bool json = false;
+  bool flushed = false;
   for (const std::string_view arg : args) {
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--flushed") {
+      flushed = true;
     } else {
       rest.push_back(arg);
     }
   }
-  ParsedFleetCommandLine parsed = Parser().parse(rest, store_from_environment);
-  parsed.command.json = json;
-  if (parsed.ok() && json && parsed.command.action == FleetAction::kCreate) {
-    parsed.error = "create takes no --json";
-  }
-  return parsed;
+  return Parser(json, flushed).parse(rest, store_from_environment);
 }
 
 void print_usage(std::ostream& out) {
@@ -189,14 +226,30 @@ void print_usage(std::ostream& out) {
          "                    writes a new fleet's record (refused if it exists)\n"
          "  show NAME [--json]     the fleet's record: placement, options, change in progress\n"
          "  members NAME [--json]  the live members and the epoch of the record each serves\n"
+         "  migrate NAME --servers \"...\" [--profile P] [profile options]\n"
+         "         [--consistency fast|strict] [--flushed]\n"
+         "                    opens the read-through window to the new placement; returns once\n"
+         "                    every live member reads through it\n"
+         "  commit NAME        moves every member to the new placement alone\n"
+         "  abort NAME         moves every member back to the old placement\n"
+         "  reconfigure NAME --servers \"...\" [--profile P] [profile options] [--flushed]\n"
+         "                    switches every member to the new placement, without the window\n"
+         "  evict NAME MEMBER  removes a member known to be dead, so that changes stop waiting\n"
          "\n"
          "options:\n"
          "  --store URL      etcd's client endpoints (default: $MEMSHARD_STORE)\n"
-         "  --timeout S      the most one request to etcd may take (default 5)\n"
+         "  --timeout S      the most each wait for the members may take (default 60), and\n"
+         "                   each request to etcd (at most 5 s of it)\n"
          "  --help, --version\n"
          "\n"
-         "exit status: 0 done; 1 etcd unreachable, the request refused (the fleet exists, or\n"
-         "does not) or a record that cannot be read; 2 usage or configuration error.\n";
+         "Each change moves through its phases (1 prepare, 2 read-through, 3 settle, 4 done),\n"
+         "each only once every live member serves the one before it; a line on standard error\n"
+         "says how many do while it waits.\n"
+         "\n"
+         "exit status: 0 done; 1 etcd unreachable, the request refused (the fleet exists or\n"
+         "does not, a change in progress, nothing to commit), members that did not follow in\n"
+         "time (the change stays at the phase reached: give the command again) or a record that\n"
+         "cannot be read; 2 usage or configuration error.\n";
 }
 
 void print_version(std::ostream& out) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memshard/client/client_options.hpp>
+#include <memshard/migration/migration_options.hpp>
 #include <memshard/placement/key_prefix.hpp>
 #include <memshard/placement/profiles/profile_info.hpp>
 #include <optional>
@@ -29,21 +30,38 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 
 /// FleetAction: the command.
-enum class FleetAction { kCreate, kShow, kMembers, kHelp, kVersion };
+enum class FleetAction {
+  kCreate,
+  kShow,
+  kMembers,
+  kMigrate,
+  kCommit,
+  kAbort,
+  kReconfigure,
+  kEvict,
+  kHelp,
+  kVersion
+};
 
 /// FleetCommandLine: the parsed arguments.
 struct FleetCommandLine {
   FleetAction action = FleetAction::kHelp;
-  std::string store;                         ///< --store URL (or $MEMSHARD_STORE)
-  std::string name;                          ///< the fleet
-  std::chrono::milliseconds timeout{5'000};  ///< --timeout S: the bound of each store request
-  std::string profile;                       ///< create: --profile P
-  std::string servers;                       ///< create: --servers "h:p ..."
-  ProfileOptions profile_options;            ///< create: --hash, --points, --weighted, --hash-tag
-  std::string key_prefix;                    ///< create: --key-prefix
+  std::string store;   ///< --store URL (or $MEMSHARD_STORE)
+  std::string name;    ///< the fleet
+  std::string member;  ///< evict: the member's id
+  /// --timeout S: the bound of each wait for the members (and of each request to etcd, at most
+  /// 5 s of it)
+  std::chrono::milliseconds timeout{60'000};
+  std::string profile;             ///< create: --profile P
+  std::string servers;             ///< create: --servers "h:p ..."
+  ProfileOptions profile_options;  ///< create: --hash, --points, --weighted, --hash-tag
+  std::string key_prefix;          ///< create: --key-prefix
   PrefixHashing prefix_hashing = PrefixHashing::kBareKey;   ///< create: --prefix-hashing
   FailurePolicy failure_policy = FailurePolicy::kFailFast;  ///< create: --failure-policy
   bool json = false;                                        ///< show, members: --json
+  /// migrate: --consistency fast|strict
+  MigrationConsistency consistency = MigrationConsistency::kFast;
+  bool flushed = false;  ///< migrate, reconfigure: --flushed (servers flushed since an abort)
 };
 
 /// ParsedFleetCommandLine: the command, or the usage error (without the program's name).

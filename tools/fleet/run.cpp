@@ -3,6 +3,7 @@
 
 #include "fleet/run.hpp"
 
+#include <chrono>
 #include <memshard/codecs/json.hpp>
 #include <memshard/coordination/fleet_admin.hpp>
 #include <memshard/errors.hpp>
@@ -152,6 +153,83 @@ auto create(FleetAdmin& admin, const FleetCommandLine& command, std::ostream& ou
   return kExitOk;
 }
 
+// The progress of a command, on `err`, one line each time the count of members changes.
+auto progress_line(std::ostream& err, const std::string& name) -> FleetProgressFn {
+  return [&err, name](const FleetProgress& progress) {
+    err << kProgram << ": " << name << ": epoch " << progress.epoch << " (phase "
+        << static_cast<int>(progress.phase) << ", " << to_string(progress.phase)
+        << "): " << progress.acknowledged << " of " << progress.live << " live member"
+        << (progress.live == 1 ? "" : "s") << '\n';
+  };
+}
+
+auto change(FleetAdmin& admin, const FleetCommandLine& command, std::ostream& out,
+            std::ostream& err) -> int {
+  FleetCommand order;
+  switch (command.action) {
+    case FleetAction::kMigrate:
+      order.kind = FleetCommandKind::kMigrate;
+      break;
+    case FleetAction::kReconfigure:
+      order.kind = FleetCommandKind::kReconfigure;
+      break;
+    case FleetAction::kCommit:
+      order.kind = FleetCommandKind::kCommit;
+      break;
+    default:
+      order.kind = FleetCommandKind::kAbort;
+      break;
+  }
+  if (!command.servers.empty()) {
+    // The profile and its options as the fleet has them, unless the command names others.
+    StoreResult<FleetView> view = admin.show(command.name);
+    if (!view) {
+      err << kProgram << ": " << view.status().message() << '\n';
+      return kExitFailed;
+    }
+    order.next = view->record.placement;
+    order.next.servers = parse_servers(command.servers);
+    if (!command.profile.empty()) {
+      order.next.profile = command.profile;
+      order.next.profile_options = command.profile_options;
+    }
+    order.consistency = command.consistency;
+    order.flushed = command.flushed;
+  }
+  const StoreStatus applied =
+      admin.apply(command.name, order, command.timeout, progress_line(err, command.name));
+  if (!applied) {
+    err << kProgram << ": " << applied.message() << '\n';
+    return kExitFailed;
+  }
+  StoreResult<FleetView> now = admin.show(command.name);
+  const std::int64_t epoch = now ? now->record.epoch : 0;
+  switch (order.kind) {
+    case FleetCommandKind::kMigrate:
+      out << "fleet " << command.name << ": every live member reads through to the new placement"
+          << " (epoch " << epoch << "); commit or abort next\n";
+      break;
+    case FleetCommandKind::kAbort:
+      out << "fleet " << command.name << ": back on its placement (epoch " << epoch << ")\n";
+      break;
+    default:
+      out << "fleet " << command.name << ": on its new placement (epoch " << epoch << ")\n";
+      break;
+  }
+  return kExitOk;
+}
+
+auto evict(FleetAdmin& admin, const FleetCommandLine& command, std::ostream& out, std::ostream& err)
+    -> int {
+  const StoreStatus evicted = admin.evict(command.name, command.member);
+  if (!evicted) {
+    err << kProgram << ": " << evicted.message() << '\n';
+    return kExitFailed;
+  }
+  out << "evicted " << command.member << " from fleet " << command.name << '\n';
+  return kExitOk;
+}
+
 }  // namespace
 
 auto run(std::span<const std::string_view> args, std::string_view store_from_environment,
@@ -172,8 +250,9 @@ auto run(std::span<const std::string_view> args, std::string_view store_from_env
   }
   try {
     EtcdOptions options;
-    options.request_timeout = command.timeout;
-    options.connect_timeout = std::min(options.connect_timeout, command.timeout);
+    options.request_timeout =
+        std::min<std::chrono::milliseconds>(command.timeout, std::chrono::seconds{5});
+    options.connect_timeout = std::min(options.connect_timeout, options.request_timeout);
     FleetAdmin admin(command.store, options);
     switch (command.action) {
       case FleetAction::kCreate:
@@ -182,6 +261,13 @@ auto run(std::span<const std::string_view> args, std::string_view store_from_env
         return show(admin, command, out, err);
       case FleetAction::kMembers:
         return members(admin, command, out, err);
+      case FleetAction::kMigrate:
+      case FleetAction::kCommit:
+      case FleetAction::kAbort:
+      case FleetAction::kReconfigure:
+        return change(admin, command, out, err);
+      case FleetAction::kEvict:
+        return evict(admin, command, out, err);
       default:
         break;
     }

@@ -3,8 +3,11 @@
 #define MEMSHARD_COORDINATION_FLEET_ADMIN_HPP_
 
 // coordination/fleet_admin.hpp: FleetAdmin, the operator's side of a fleet kept in etcd:
-// create a fleet, read its record and its members. (The changes, each moved through its phases
-// once every live member acknowledged the last, come with the members that follow them.)
+// create a fleet, read its record and its members, and carry a command (migrate, commit, abort,
+// reconfigure) through its phases (coordination/fleet_phases.hpp), writing each next record only
+// once every live member serves the one before it, and exactly once (a transaction on the
+// record's revision: a second coordinator's write makes this one stop, never both write).
+// evict() removes a member known to be dead instead of waiting for its lease to lapse.
 //
 // Where a fleet lives in etcd, under kFleetRoot ("memshard/fleets/"):
 //   <root><name>/record            the FleetRecord, as JSON (coordination/fleet_record.hpp)
@@ -13,15 +16,19 @@
 // A fleet's name is 1 to 128 letters, digits, '.', '_' or '-'.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "memshard/codecs/json.hpp"
 #include "memshard/codecs/value.hpp"
 #include "memshard/coordination/etcd_client.hpp"
+#include "memshard/coordination/fleet_phases.hpp"
 #include "memshard/coordination/fleet_record.hpp"
 #include "memshard/coordination/store_status.hpp"
 #include "memshard/detail/throw.hpp"
@@ -53,6 +60,18 @@ struct FleetMemberInfo {
   std::int64_t lease = 0;
   bool readable = true;
 };
+
+/// FleetProgress: where a command waits: the record it wrote last (its epoch and phase) and how
+/// many of the live members serve it.
+struct FleetProgress {
+  std::int64_t epoch = 0;
+  FleetPhase phase = FleetPhase::kSteady;
+  std::size_t acknowledged = 0;
+  std::size_t live = 0;
+};
+
+/// FleetProgressFn: told each time the count of members serving the record changes.
+using FleetProgressFn = std::function<void(const FleetProgress&)>;
 
 namespace detail {
 
@@ -182,6 +201,126 @@ class FleetAdmin {
       out.push_back(detail::parse_member(entry, prefix));
     }
     return out;
+  }
+
+  /// wait_for_members: waits until every live member of the fleet serves epoch `epoch` or a
+  /// later one (a member whose registration cannot be read serves none), polling every 20 ms
+  /// until `deadline`; kTimeout then, naming the members behind.
+  auto wait_for_members(std::string_view name, std::int64_t epoch, FleetPhase phase,
+                        std::chrono::steady_clock::time_point deadline,
+                        const FleetProgressFn& progress = {}) -> StoreStatus {
+    FleetProgress last{epoch, phase, static_cast<std::size_t>(-1), 0};
+    while (true) {
+      StoreResult<std::vector<FleetMemberInfo>> list = members(name);
+      if (!list) {
+        return list.status();
+      }
+      FleetProgress now{epoch, phase, 0, list->size()};
+      std::string behind;
+      for (const FleetMemberInfo& member : list.value()) {
+        if (member.readable && member.epoch >= epoch) {
+          ++now.acknowledged;
+        } else {
+          behind.append(behind.empty() ? "" : ", ").append(member.id);
+        }
+      }
+      if (progress && (now.acknowledged != last.acknowledged || now.live != last.live)) {
+        progress(now);
+      }
+      last = now;
+      if (now.acknowledged == now.live) {
+        return {};
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return {StoreErrc::kTimeout, std::to_string(now.acknowledged) + " of " +
+                                         std::to_string(now.live) + " live members serve epoch " +
+                                         std::to_string(epoch) + " (" +
+                                         std::string(to_string(phase)) + "); behind: " + behind};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+  }
+
+  /// apply: carries `command` through its phases (see the file comment), each wait for the
+  /// members bounded by `wait`. Returns once every live member serves the record the command
+  /// ends on: the read-through window (migrate), the next placement alone (commit, reconfigure),
+  /// the old placement (abort). kRejected when the command cannot go on from the record found
+  /// (a change already in progress, nothing to commit, past turning back, servers to flush, or
+  /// another coordinator wrote meanwhile), kTimeout when members did not follow in time (the
+  /// record stays at the phase reached: the command can be given again). Throws ConfigError for
+  /// a bad name or a next placement that cannot serve.
+  auto apply(std::string_view name, const FleetCommand& command, std::chrono::milliseconds wait,
+             const FleetProgressFn& progress = {}) -> StoreStatus {
+    StoreResult<FleetView> view = show(name);
+    if (!view) {
+      return view.status();
+    }
+    FleetView current = std::move(view).value();
+    const std::optional<FleetChange>& change = current.record.change;
+    FleetPlacement target = command.next;
+    if (command.kind == FleetCommandKind::kCommit || command.kind == FleetCommandKind::kAbort) {
+      if (!change) {
+        return {StoreErrc::kRejected, "no change is in progress in fleet " + std::string(name)};
+      }
+      target = command.kind == FleetCommandKind::kCommit ? change->next : current.record.placement;
+    } else {
+      FleetRecord probe = current.record;
+      probe.change = FleetChange{FleetChangeKind::kReconfigure, FleetPhase::kPrepare, command.next,
+                                 command.consistency, false};
+      if (!(command.next == current.record.placement)) {
+        validate_fleet_record(probe);
+      }
+    }
+    while (true) {
+      const FleetPhase phase =
+          current.record.change ? current.record.change->phase : FleetPhase::kSteady;
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      if (StoreStatus followed =
+              wait_for_members(name, current.record.epoch, phase, deadline, progress);
+          !followed) {
+        return followed;
+      }
+      FleetStep step = fleet_step(current.record, command, target);
+      if (step.done) {
+        return {};
+      }
+      if (!step.next) {
+        return {StoreErrc::kRejected, "fleet " + std::string(name) + ": " + step.refused};
+      }
+      StoreResult<StoreWrite> wrote = etcd_.put_if(
+          detail::fleet_record_key(name), encode_fleet_record(*step.next), current.mod_revision);
+      if (!wrote) {
+        return wrote.status();
+      }
+      if (!wrote->succeeded) {
+        return {StoreErrc::kRejected, "fleet " + std::string(name) +
+                                          ": its record changed meanwhile (another coordinator?)"};
+      }
+      current = FleetView{std::move(*step.next), wrote->revision};
+    }
+  }
+
+  /// evict: removes the member `member` of the fleet (revokes its lease), for a process known to
+  /// be dead, so that changes stop waiting for it. kRejected when there is no such member.
+  auto evict(std::string_view name, std::string_view member) -> StoreStatus {
+    StoreResult<std::vector<FleetMemberInfo>> list = members(name);
+    if (!list) {
+      return list.status();
+    }
+    for (const FleetMemberInfo& info : list.value()) {
+      if (info.id != member) {
+        continue;
+      }
+      if (info.lease != 0) {
+        StoreResult<bool> revoked = etcd_.revoke(info.lease);
+        return revoked ? StoreStatus() : revoked.status();
+      }
+      StoreResult<std::int64_t> removed =
+          etcd_.remove(detail::fleet_members_prefix(name) + std::string(member));
+      return removed ? StoreStatus() : removed.status();
+    }
+    return {StoreErrc::kRejected,
+            "fleet " + std::string(name) + " has no member " + std::string(member)};
   }
 
  private:

@@ -77,6 +77,9 @@ struct FleetChange {
   FleetPhase phase = FleetPhase::kPrepare;
   FleetPlacement next;
   MigrationConsistency consistency = MigrationConsistency::kFast;
+  /// Whether the read-through window opened (phase 2) at any time: the next placement's servers
+  /// may hold copies, which an abort must not leave behind unnoticed.
+  bool copied = false;
 
   friend auto operator==(const FleetChange&, const FleetChange&) -> bool = default;
 };
@@ -90,6 +93,9 @@ struct FleetRecord {
   PrefixHashing prefix_hashing = PrefixHashing::kBareKey;
   FailurePolicy failure_policy = FailurePolicy::kFailFast;
   std::optional<FleetChange> change;
+  /// The servers ("host:port") an aborted read-through window may have copied values to, which
+  /// nothing kept current since: a later change onto one of them waits until it is flushed.
+  std::vector<std::string> aborted_copies;
 
   friend auto operator==(const FleetRecord&, const FleetRecord&) -> bool = default;
 };
@@ -297,7 +303,12 @@ inline void validate_fleet_record(const FleetRecord& record) {
     change = Value::map({{"kind", to_string(record.change->kind)},
                          {"phase", static_cast<std::int64_t>(record.change->phase)},
                          {"next", detail::placement_value(record.change->next)},
-                         {"consistency", detail::consistency_name(record.change->consistency)}});
+                         {"consistency", detail::consistency_name(record.change->consistency)},
+                         {"copied", record.change->copied}});
+  }
+  Value::List aborted;
+  for (const std::string& endpoint : record.aborted_copies) {
+    aborted.emplace_back(endpoint);
   }
   const Value value =
       Value::map({{"format", detail::kFleetRecordFormat},
@@ -306,7 +317,8 @@ inline void validate_fleet_record(const FleetRecord& record) {
                   {"key_prefix", record.key_prefix},
                   {"prefix_hashing", detail::prefix_hashing_name(record.prefix_hashing)},
                   {"failure_policy", detail::failure_policy_name(record.failure_policy)},
-                  {"change", std::move(change)}});
+                  {"change", std::move(change)},
+                  {"aborted_copies", Value::list(std::move(aborted))}});
   CodecResult<std::string> text = json_encode(value);
   if (!text) {
     detail::throw_config_error("fleet record: not encodable as JSON (a text that is not UTF-8?)",
@@ -331,7 +343,7 @@ inline void validate_fleet_record(const FleetRecord& record) {
   FleetRecord record;
   if (read.exactly(root,
                    {"format", "epoch", "placement", "key_prefix", "prefix_hashing",
-                    "failure_policy", "change"},
+                    "failure_policy", "change", "aborted_copies"},
                    "the record")) {
     if (read.integer(root, "format", 1, 1) != detail::kFleetRecordFormat) {
       read.fail("an unknown format");
@@ -347,7 +359,7 @@ inline void validate_fleet_record(const FleetRecord& record) {
                                 : FailurePolicy::kFailFast;
     const Value& change = *root.find("change");
     if (!change.is_null() &&
-        read.exactly(change, {"kind", "phase", "next", "consistency"}, "the change")) {
+        read.exactly(change, {"kind", "phase", "next", "consistency", "copied"}, "the change")) {
       FleetChange out;
       out.kind = read.word(change, "kind", "migrate", "reconfigure") ? FleetChangeKind::kReconfigure
                                                                      : FleetChangeKind::kMigrate;
@@ -356,7 +368,25 @@ inline void validate_fleet_record(const FleetRecord& record) {
       out.consistency = read.word(change, "consistency", "fast", "strict")
                             ? MigrationConsistency::kStrict
                             : MigrationConsistency::kFast;
+      const Value* copied = change.find("copied");
+      if (!copied->is_bool()) {
+        read.fail("'copied' is not a boolean");
+      } else {
+        out.copied = copied->as_bool();
+      }
       record.change = std::move(out);
+    }
+    const Value& aborted = *root.find("aborted_copies");
+    if (!aborted.is_list()) {
+      read.fail("'aborted_copies' is not a list");
+    } else {
+      for (const Value& endpoint : aborted.as_list()) {
+        if (!endpoint.is_string()) {
+          read.fail("'aborted_copies' holds something other than text");
+          break;
+        }
+        record.aborted_copies.push_back(endpoint.as_string());
+      }
     }
   }
   if (!read.ok()) {
