@@ -5,9 +5,10 @@
 // support/etcd_server.hpp: EtcdServer, a real etcd (Debian etcd-server) that a test starts for
 // itself: one member on free loopback ports, with a data directory of its own that goes with
 // the object. It is started with a short election timeout (200 ms), so that it is ready in a
-// fraction of a second and its shortest lease is 1 s. stop() and restart() keep the data
-// directory and the ports (etcd stopped for a while, then back with its data); pause() and
-// resume() stop and continue the process (a hung etcd).
+// fraction of a second and its shortest lease is 1 s. stop() stops it for good (no restart
+// on the same ports: another process may take a port meanwhile; a test that needs a broken
+// connection puts a FaultProxy in front instead); pause() and resume() stop and continue the
+// process (a hung etcd).
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -99,14 +100,6 @@ class EtcdServer {
     child_.reset();
   }
 
-  /// restart: stops etcd if it runs and starts it again on the same ports with the same data.
-  void restart() {
-    stop();
-    if (std::optional<std::string> failure = launch()) {
-      detail::throw_error("cannot restart etcd on " + endpoint() + ": " + *failure);
-    }
-  }
-
   /// pause, resume: SIGSTOP and SIGCONT, an etcd that takes connections and answers nothing.
   void pause() {
     if (child_ && !paused_ && ::kill(child_->pid(), SIGSTOP) == 0) {
@@ -128,16 +121,23 @@ class EtcdServer {
   /// healthy: whether etcd answers GET /health with "true" within `timeout`.
   [[nodiscard]] auto healthy(std::chrono::milliseconds timeout = std::chrono::milliseconds{
                                  1'000}) const -> bool {
+    return get("/health", timeout).find("\"health\":\"true\"") != std::string::npos;
+  }
+
+  /// get: etcd's whole reply to GET `path` (headers included), "" when none came in `timeout`.
+  [[nodiscard]] auto get(std::string_view path,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds{5'000}) const
+      -> std::string {
     const auto deadline = detail::Clock::now() + timeout;
     int error = 0;
     const detail::FileDescriptor fd = detail::connect_loopback(client_port_, deadline, error);
     if (!fd.valid()) {
-      return false;
+      return {};
     }
-    const std::string_view request = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    const std::string request = "GET " + std::string(path) + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size())) {
-      return false;
+      return {};
     }
     std::string reply;
     char buffer[4096];  // NOLINT(modernize-avoid-c-arrays)
@@ -148,7 +148,19 @@ class EtcdServer {
       }
       reply.append(buffer, static_cast<std::size_t>(n));
     }
-    return reply.find("\"health\":\"true\"") != std::string::npos;
+    return reply;
+  }
+
+  /// metric: the value of the unlabelled counter `name` in etcd's /metrics (0 when absent), for
+  /// example "etcd_mvcc_range_total", the reads etcd served.
+  [[nodiscard]] auto metric(std::string_view name) const -> std::uint64_t {
+    const std::string metrics = get("/metrics");
+    const std::string line_start = "\n" + std::string(name) + " ";
+    const std::size_t at = metrics.find(line_start);
+    if (at == std::string::npos) {
+      return 0;
+    }
+    return std::stoull(metrics.substr(at + line_start.size()));
   }
 
  private:
