@@ -232,6 +232,20 @@ TEST_F(FleetAdminTest, APhaseWaitsForAMemberBehindAndEvictingItEndsTheWait) {
   EXPECT_EQ(admin_.show("web")->record.change->phase, memshard::FleetPhase::kReadThrough);
 }
 
+TEST_F(FleetAdminTest, AWaitReadsTheMembersOnlyWhenTheyChangeOrTwiceASecond) {
+  ASSERT_TRUE(admin_.create("web", steady_record()).ok());
+  FakeMember behind(etcd_.url(), "behind", false);
+  const std::uint64_t before = etcd_.metric("etcd_mvcc_range_total");
+  ASSERT_GT(before, 0U);
+  const auto waited =
+      admin_.wait_for_members("web", 2, memshard::FleetPhase::kPrepare,
+                              std::chrono::steady_clock::now() + std::chrono::milliseconds{1'500});
+  EXPECT_EQ(waited.code(), StoreErrc::kTimeout);
+  // 1.5 s of waiting: the first read and one every 500 ms (the member does not follow, so it
+  // reads nothing), not one every few milliseconds.
+  EXPECT_LE(etcd_.metric("etcd_mvcc_range_total") - before, 6U);
+}
+
 TEST_F(FleetAdminTest, AnAbortStepsBackThroughPhaseOneAndHoldsTheCopiedServers) {
   ASSERT_TRUE(admin_.create("web", steady_record()).ok());
   FakeMember member(etcd_.url(), "m");
