@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,14 +102,18 @@ class EtcdServer {
   }
 
   /// pause, resume: SIGSTOP and SIGCONT, an etcd that takes connections and answers nothing.
+  /// Each returns once every thread of etcd stopped (or runs again): the signal alone does not
+  /// wait for that, and a request could slip in before the stop.
   void pause() {
     if (child_ && !paused_ && ::kill(child_->pid(), SIGSTOP) == 0) {
       paused_ = true;
+      wait_until_stopped(true);
     }
   }
   void resume() {
     if (child_ && paused_ && ::kill(child_->pid(), SIGCONT) == 0) {
       paused_ = false;
+      wait_until_stopped(false);
     }
   }
 
@@ -164,6 +169,33 @@ class EtcdServer {
   }
 
  private:
+  // Polls /proc until every thread of etcd is stopped (T), or none is, for at most 5 s.
+  void wait_until_stopped(bool stopped) const {
+    const auto deadline = detail::Clock::now() + std::chrono::seconds{5};
+    const std::filesystem::path tasks =
+        std::filesystem::path("/proc") / std::to_string(child_->pid()) / "task";
+    while (detail::Clock::now() < deadline) {
+      bool all = true;
+      std::error_code error;
+      for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+        std::ifstream stat(task.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')');  // the state follows the command's name
+        const char state =
+            close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+        const bool is_stopped = state == 'T' || state == 't';
+        all = all && is_stopped == stopped;
+      }
+      if (all && !error) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    }
+    detail::throw_error(std::string("etcd did not ") + (stopped ? "stop" : "continue") +
+                        " within 5 s of the signal");
+  }
+
   [[nodiscard]] static auto choose_binary() -> std::string {
     if (const char* env = std::getenv("MEMSHARD_ETCD"); env != nullptr && *env != '\0') {
       return env;
