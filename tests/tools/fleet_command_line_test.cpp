@@ -114,6 +114,8 @@ TEST(FleetCommandLineTest, EveryMistakeIsRefusedWithItsReason) {
       {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--key-prefix", "x"},
        "create only"},
       {{"migrate", "web", "--store", "etcd://e:1"}, "needs --servers"},
+      {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--hash", "md5"},
+       "go with --profile"},
       {{"reconfigure", "web", "--store", "etcd://e:1"}, "needs --servers"},
       {{"reconfigure", "web", "--store", "etcd://e:1", "--servers", "a", "--consistency", "strict"},
        "only migrate takes --consistency"},

@@ -90,6 +90,10 @@ class Parser {
     if (moves && command_.servers.empty()) {
       return refuse(std::string(verb) + " needs --servers \"host:port ...\"");
     }
+    if (moves && placement_set_ && command_.profile.empty()) {
+      // Without --profile the fleet keeps its profile and that profile's options, whole.
+      return refuse("a profile's options go with --profile P");
+    }
     if (!create && !moves &&
         (!command_.profile.empty() || !command_.servers.empty() || placement_set_)) {
       return refuse("only create, migrate and reconfigure take a placement");
