@@ -121,6 +121,17 @@ namespace detail {
   return base64_decode(value->as_string());
 }
 
+/// decode_etcd_json: one JSON object of etcd's (a reply, or one message of a stream), read
+/// strictly within `max_reply` bytes (and four times that of decoded values).
+[[nodiscard]] inline auto decode_etcd_json(std::string_view text, std::size_t max_reply)
+    -> CodecResult<Value> {
+  DecodeLimits limits;
+  limits.max_size = max_reply;
+  limits.max_decoded_bytes = max_reply * 4;
+  limits.max_depth = 32;
+  return json_decode(text, limits);
+}
+
 /// prefix_end: the end of the range of keys that start with `prefix` (etcd's range_end): the
 /// prefix with its last byte below 0xff incremented and what follows it dropped; "\0" (every
 /// key) when there is none.
@@ -400,16 +411,12 @@ class EtcdClient {
         current_ = (current_ + 1) % count;
         continue;
       }
-      DecodeLimits limits;
-      limits.max_size = options_.max_reply_bytes;
-      limits.max_decoded_bytes = options_.max_reply_bytes * 4;
-      limits.max_depth = 32;
       // A streamed reply (lease keep-alive) is one JSON object per line: the first is the one.
       std::string_view text = reply.body;
       if (const std::size_t newline = text.find('\n'); newline != std::string_view::npos) {
         text = text.substr(0, newline);
       }
-      CodecResult<Value> json = json_decode(text, limits);
+      CodecResult<Value> json = detail::decode_etcd_json(text, options_.max_reply_bytes);
       if (!json || !json.value().is_map()) {
         return StoreStatus(StoreErrc::kBadReply, where + ": HTTP " + std::to_string(reply.status) +
                                                      " with a body that is not a JSON object");

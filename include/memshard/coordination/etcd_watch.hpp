@@ -79,11 +79,9 @@ class EtcdWatch {
   /// EtcdClient does.
   EtcdWatch(std::vector<StoreEndpoint> endpoints, std::string prefix, std::int64_t after,
             Handler handler, EtcdOptions options = {})
-      : reader_(endpoints, options),
-        endpoints_(std::move(endpoints)),
+      : reader_(std::move(endpoints), options),
         prefix_(std::move(prefix)),
         handler_(std::move(handler)),
-        options_(options),
         last_(after),
         multi_(curl_multi_init()),
         revision_(after) {
@@ -134,7 +132,7 @@ class EtcdWatch {
     std::size_t current = 0;
     while (!stopping()) {
       const std::int64_t before = last_;
-      const End end = stream(endpoints_[current]);
+      const End end = stream(reader_.endpoints()[current]);
       streaming_ = false;
       if (end == End::kStopped) {
         return;
@@ -147,7 +145,7 @@ class EtcdWatch {
       if (last_ != before) {
         pause = kFirstPause;  // it carried changes: a break, not a dead endpoint
       }
-      current = (current + 1) % endpoints_.size();
+      current = (current + 1) % reader_.endpoints().size();
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait_for(lock, pause, [this] { return stop_; });
       pause = std::min(pause * 2, kLongestPause);
@@ -177,7 +175,7 @@ class EtcdWatch {
     CURL* h = easy.get();
     // A stream: no timeout for the whole transfer (an idle watch is a healthy one).
     detail::json_post(h, url, body, headers,
-                      static_cast<long>(options_.connect_timeout.count()));  // NOLINT
+                      static_cast<long>(options().connect_timeout.count()));  // NOLINT
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &EtcdWatch::write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
     buffer_.clear();
@@ -187,7 +185,7 @@ class EtcdWatch {
     int running = 1;
     // etcd must confirm the watch within the request timeout: an endpoint that takes the
     // request and answers nothing is left for the next one.
-    const auto confirm_by = std::chrono::steady_clock::now() + options_.request_timeout;
+    const auto confirm_by = std::chrono::steady_clock::now() + options().request_timeout;
     const std::uint64_t streams = streams_.load();
     while (running != 0 && !failed_ && !stopping()) {
       if (curl_multi_perform(multi_.get(), &running) != CURLM_OK) {
@@ -216,7 +214,7 @@ class EtcdWatch {
         self->buffer_.erase(0, newline + 1);
         self->take(line);
       }
-      if (self->buffer_.size() > self->options_.max_reply_bytes) {
+      if (self->buffer_.size() > self->options().max_reply_bytes) {
         self->failed_ = true;  // one message over the limit: a confused peer
       }
     } catch (...) {
@@ -230,11 +228,7 @@ class EtcdWatch {
     if (line.empty()) {
       return;
     }
-    DecodeLimits limits;
-    limits.max_size = options_.max_reply_bytes;
-    limits.max_decoded_bytes = options_.max_reply_bytes * 4;
-    limits.max_depth = 32;
-    CodecResult<Value> json = json_decode(line, limits);
+    CodecResult<Value> json = detail::decode_etcd_json(line, options().max_reply_bytes);
     const Value* result = json ? json.value().find("result") : nullptr;
     if (result == nullptr || !result->is_map()) {
       failed_ = true;  // an error object, or not etcd's API: break the stream, try elsewhere
@@ -321,11 +315,13 @@ class EtcdWatch {
     }
   }
 
-  EtcdClient reader_;  // for a resync
-  std::vector<StoreEndpoint> endpoints_;
+  // options: the bounds of the requests and the stream (the reader's, which has the endpoints
+  // too).
+  [[nodiscard]] auto options() const noexcept -> const EtcdOptions& { return reader_.options(); }
+
+  EtcdClient reader_;  // for a resync, and where the endpoints and options are kept
   std::string prefix_;
   Handler handler_;
-  EtcdOptions options_;
   std::int64_t last_;  // the watch thread's: the newest revision delivered
   std::unique_ptr<CURLM, MultiFree> multi_;
   std::string buffer_;

@@ -57,9 +57,8 @@ class LeaseKeeper {
   /// not under the TTL).
   LeaseKeeper(std::vector<StoreEndpoint> endpoints, std::string key, LeaseOptions options = {})
       : options_(checked(options)),
-        endpoints_(std::move(endpoints)),
         key_(std::move(key)),
-        etcd_(endpoints_, options_.etcd) {}
+        etcd_(std::move(endpoints), options_.etcd) {}
   LeaseKeeper(const LeaseKeeper&) = delete;
   auto operator=(const LeaseKeeper&) -> LeaseKeeper& = delete;
   LeaseKeeper(LeaseKeeper&&) = delete;
@@ -135,7 +134,7 @@ class LeaseKeeper {
 
   /// lease: the current lease's id (0 before start()).
   [[nodiscard]] auto lease() const noexcept -> std::int64_t {
-    return lease_id_.load(std::memory_order_acquire);
+    return lease_.load(std::memory_order_acquire);
   }
 
   /// renewals: how many times the lease lapsed and the key was registered again under a new
@@ -172,8 +171,7 @@ class LeaseKeeper {
       (void)etcd_.revoke(granted->id);
       return put.status();
     }
-    lease_ = granted->id;
-    lease_id_.store(lease_, std::memory_order_release);
+    lease_.store(granted->id, std::memory_order_release);
     granted_ttl_.store(granted->ttl.count(), std::memory_order_release);
     renewed(sent, granted->ttl);
     return {};
@@ -221,14 +219,13 @@ class LeaseKeeper {
   }
 
   const LeaseOptions options_;
-  const std::vector<StoreEndpoint> endpoints_;
   const std::string key_;
-  std::mutex etcd_mutex_;  // etcd_, lease_, value_, started_: the thread's and the caller's
+  std::mutex etcd_mutex_;  // etcd_, value_, started_ and the writes of lease_
   EtcdClient etcd_;
-  std::int64_t lease_ = 0;
   std::string value_;
   bool started_ = false;
-  std::atomic<std::int64_t> lease_id_{0};
+  // The current lease: written under etcd_mutex_, read by lease() without it.
+  std::atomic<std::int64_t> lease_{0};
   std::atomic<std::int64_t> granted_ttl_{0};
   std::atomic<Clock::rep> renewed_at_{0};
   std::atomic<Clock::rep> fence_at_{0};  // the epoch of the steady clock: fenced until started
