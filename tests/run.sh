@@ -148,6 +148,23 @@ finish_tests() {
   cat "$logs/$tests_preset.log"
   if [ "$rc" != 0 ]; then
     status=1
+    # Kept for the summary at the end, where a log's tail shows it: the failed
+    # tests' names (CTest's list), each with the last lines of its output.
+    {
+      echo "== memshard: $tests_preset: failed (exit status $rc):"
+      sed -n '/^The following tests FAILED:/,$p' "$logs/$tests_preset.log"
+      local name
+      for name in $(sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (.*/\1/p' \
+        "$logs/$tests_preset.log"); do
+        echo "-- $name: the end of its output"
+        awk -v name="$name" '
+          /^ *Start +[0-9]+: / || /^ *[0-9]+\/[0-9]+ +Test +#[0-9]+: / || /% tests passed/ { keep = 0 }
+          /^ *[0-9]+\/[0-9]+ +Test +#[0-9]+: / && index($0, ": " name " ") { keep = 1; next }
+          keep { lines[n++ % 40] = $0 }
+          END { for (i = (n > 40 ? n - 40 : 0); i < n; i++) print lines[i % 40] }
+        ' "$logs/$tests_preset.log"
+      done
+    } >>"$logs/failures.txt"
   fi
   echo "== memshard: $tests_preset: tested in $((SECONDS - tests_started)) s" \
     "(exit status $rc)" >&2
@@ -175,5 +192,8 @@ if ! await headers; then
 fi
 wait "$builder_pid" || true
 builder_pid=""
+if [ -s "$logs/failures.txt" ]; then
+  cat "$logs/failures.txt" >&2
+fi
 echo "== memshard: everything in $SECONDS s" >&2
 exit "$status"
