@@ -173,5 +173,41 @@ TEST(FleetTest, InvalidMigrationOptionsThrowAndChangeNothing) {
   EXPECT_EQ(fleet->current(), before);
 }
 
+TEST(FleetTest, ServedPhasesPlaceOnOneListBesideTheOtherAndRefuseTheClientsOwnChanges) {
+  auto fleet = fleet_of("a:1,b:2");
+  const auto before = fleet->current();
+  auto next = memshard::parse_servers("b:2,c:3");
+  Fleet<Ring>::SecondPlacement second;
+  second.servers = next;
+  second.locator = fleet->build(next);
+  // Bad lists throw and change nothing (the fleet is not managed yet).
+  auto bad = second;
+  bad.locator = nullptr;
+  EXPECT_THROW(fleet->serve(before->servers(), before->locator, bad), memshard::ConfigError);
+  EXPECT_FALSE(fleet->managed());
+  EXPECT_EQ(fleet->current(), before);
+  // Phase 1: placed on a, b; c beside them, only invalidated.
+  fleet->serve(before->servers(), before->locator, second);
+  const auto prepare = fleet->current();
+  EXPECT_TRUE(fleet->managed());
+  ASSERT_TRUE(prepare->migration);
+  EXPECT_FALSE(prepare->migration->read_through);
+  EXPECT_EQ(prepare->placed, 2U);
+  ASSERT_EQ(prepare->members.size(), 3U);
+  EXPECT_EQ(prepare->members.servers[2].host, "c");
+  EXPECT_EQ(prepare->migration->member_of, (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(prepare->members.health[0].get(), before->members.health[0].get());
+  EXPECT_THROW(fleet->publish(next, fleet->build(next)), memshard::ConfigError);
+  EXPECT_THROW(fleet->begin_migration(next, fleet->build(next), {}), memshard::ConfigError);
+  EXPECT_THROW((void)fleet->end_migration(true), memshard::ConfigError);
+  EXPECT_EQ(fleet->current(), prepare);
+  // Steady on the next list.
+  fleet->serve(next, second.locator, std::nullopt);
+  const auto steady = fleet->current();
+  EXPECT_FALSE(steady->migration);
+  EXPECT_EQ(steady->members.size(), 2U);
+  EXPECT_EQ(steady->generation, prepare->generation + 1);
+}
+
 }  // namespace
 }  // namespace fleet_test

@@ -1083,6 +1083,127 @@ TEST_F(MigrationTest, ANewWindowOntoServersAnAbortedOneCopiedToIsRefusedUntilFlu
   EXPECT_TRUE(client.commit_migration());
 }
 
+// A fleet's phases that only invalidate (Fleet::serve with a second placement that is not read
+// through): phase 1 places on the old list and deletes the new owner's copy on every write;
+// phase 3 the other way round. No read, multi-get or copy ever touches the second placement.
+auto serve(Client& client, const std::vector<Server>& placed, const std::vector<Server>& second,
+           bool read_through) -> void {
+  memshard::Fleet<Ring>::SecondPlacement other;
+  other.servers = second;
+  other.locator = std::make_shared<const Ring>(second);
+  other.read_through = read_through;
+  memshard::detail::FleetOf<Ring>::of(client).serve(placed, std::make_shared<const Ring>(placed),
+                                                    std::move(other));
+}
+
+auto put(MemcachedServer& server, const std::string& key, const std::string& value) -> bool {
+  return server.command("set " + key + " 0 0 " + std::to_string(value.size()) + "\r\n" + value)
+      .starts_with("STORED");
+}
+
+TEST_F(MigrationTest, APreparingPhaseReadsTheOldPlacementAndWritesDeleteTheNewCopy) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_GE(keys.moved.size(), 8U);
+  const Ring next(after);
+  for (const auto& key : keys.moved) {
+    ASSERT_TRUE(client.set(key, "a-" + key));
+    ASSERT_TRUE(put(at(after[next.locate(key)]), key, "b-" + key));
+  }
+  serve(client, before, after, false);
+  // Reads: the old owner only, even for a miss there; nothing is copied.
+  for (const auto& key : keys.moved) {
+    auto hit = client.get(key);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    ASSERT_TRUE(hit.value().has_value()) << key;
+    EXPECT_EQ(hit.value()->value, "a-" + key);
+    EXPECT_EQ(client.server_for(key).port, old_owner(before, key).port);
+  }
+  const std::string& only_new = keys.moved[0];
+  ASSERT_EQ(at(old_owner(before, only_new)).command("delete " + only_new), "DELETED\r\n");
+  EXPECT_FALSE(client.get(only_new).value().has_value());
+  std::vector<std::string_view> all(keys.moved.begin(), keys.moved.end());
+  const auto many = client.get_multi(all);
+  EXPECT_FALSE(many.items[0].has_value());
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    ASSERT_TRUE(many.items[i].has_value()) << all[i];
+    EXPECT_EQ(many.items[i]->value, "a-" + keys.moved[i]);
+  }
+  EXPECT_EQ(client.migrate_key(keys.moved[1]), memshard::KeyMigration::kNoMigration);
+  EXPECT_TRUE(holds(after[next.locate(only_new)], only_new));  // read nowhere, copied nowhere
+  // Every write, whatever its kind, deletes the new owner's copy after writing the old owner.
+  const std::string& set_key = keys.moved[1];
+  const std::string& add_key = keys.moved[2];
+  const std::string& append_key = keys.moved[3];
+  const std::string& touched = keys.moved[4];
+  const std::string& removed = keys.moved[5];
+  ASSERT_TRUE(client.set(set_key, "v2"));
+  ASSERT_TRUE(client.add(add_key, "v2").code() == Errc::kNotStored);  // the old owner has it
+  ASSERT_TRUE(client.append(append_key, "+"));
+  ASSERT_TRUE(client.touch(touched, Expiry::after(std::chrono::seconds{100})));
+  ASSERT_TRUE(client.remove(removed));
+  for (const std::string* key : {&set_key, &add_key, &append_key, &touched, &removed}) {
+    EXPECT_FALSE(holds(after[next.locate(*key)], *key)) << *key;
+  }
+  EXPECT_EQ(client.get(set_key).value()->value, "v2");
+  EXPECT_EQ(client.get(append_key).value()->value, "a-" + append_key + "+");
+  EXPECT_FALSE(holds(old_owner(before, removed), removed));
+  EXPECT_GE(client.migration_stats().invalidations, 5U);
+  EXPECT_EQ(client.migration_stats().fallback_hits, 0U);
+  // A batch write deletes the new copies too.
+  ASSERT_TRUE(put(at(after[next.locate(set_key)]), set_key, "b"));
+  const std::vector<std::pair<std::string, std::string>> pairs = {{set_key, "v3"}};
+  ASSERT_TRUE(client.set_multi(pairs).ok());
+  EXPECT_FALSE(holds(after[next.locate(set_key)], set_key));
+}
+
+TEST_F(MigrationTest, ASettlingPhaseReadsTheNewPlacementOnlyAndWritesDeleteTheOldCopy) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_GE(keys.moved.size(), 2U);
+  const std::string& key = keys.moved[0];
+  const std::string& other = keys.moved[1];
+  ASSERT_TRUE(client.set(key, "old"));
+  ASSERT_TRUE(client.set(other, "old"));
+  serve(client, after, before, false);
+  EXPECT_FALSE(client.get(key).value().has_value());  // never read through, never copied
+  EXPECT_FALSE(holds(client.server_for(key), key));
+  ASSERT_TRUE(client.set(key, "new"));
+  EXPECT_FALSE(holds(old_owner(before, key), key));
+  EXPECT_EQ(client.get(key).value()->value, "new");
+  EXPECT_TRUE(client.remove(other));  // the old owner had it
+  EXPECT_FALSE(holds(old_owner(before, other), other));
+}
+
+TEST_F(MigrationTest, AServedFleetRefusesTheClientsOwnChangesAndEndsAnOpenWindow) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  const std::string& key = keys.moved.at(0);
+  ASSERT_TRUE(client.set(key, "v"));
+  serve(client, after, before, true);  // a read-through window
+  EXPECT_TRUE(client.get(key).value().has_value());
+  EXPECT_EQ(client.migration_stats().copies_stored, 1U);
+  EXPECT_THROW(client.reconfigure(after), ConfigError);
+  EXPECT_THROW(client.begin_migration(before), ConfigError);
+  EXPECT_THROW((void)client.commit_migration(), ConfigError);
+  EXPECT_THROW((void)client.abort_migration(), ConfigError);
+  Client clone = client.clone();
+  EXPECT_THROW(clone.reconfigure(before), ConfigError);
+  serve(client, after, before, false);  // settle: the window's counters are the last window's
+  memshard::detail::FleetOf<Ring>::of(client).serve(after, std::make_shared<const Ring>(after),
+                                                    std::nullopt);
+  const auto stats = client.migration_stats();
+  EXPECT_FALSE(stats.active);
+  EXPECT_EQ(stats.copies_stored, 1U);
+  EXPECT_EQ(clone.servers().size(), after.size());
+}
+
 // The meta connections that read through take values as large as the
 // client's max_value_size (a server started with a larger -I).
 TEST(MigrationLargeValues, AValueOverOneMebibyteIsReadThrough) {

@@ -405,6 +405,9 @@ class ShardedClient {
   [[nodiscard]] auto wait_for_earlier_calls(std::chrono::milliseconds timeout) const -> bool;
 
  private:
+  template <Locator>
+  friend struct detail::FleetOf;  // a fleet's member serves its record's phases (Fleet::serve)
+
   struct CloneTag {};
 
   enum class Store : std::uint8_t { kSet, kAdd, kReplace, kAppend, kPrepend };

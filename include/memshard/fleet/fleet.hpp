@@ -14,7 +14,9 @@
 // A migration (begin_migration) publishes a snapshot with two placements: the
 // new one, which places every key, and the old one, kept to read the keys
 // whose owner changed (migration/migration.hpp); its end publishes a snapshot
-// with one of them again.
+// with one of them again. A fleet's member (serve()) publishes the phases of
+// its record's changes the same way: two placements, the second one either
+// read through or only invalidated.
 
 #include <atomic>
 #include <cstddef>
@@ -22,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -154,6 +157,7 @@ class Fleet {
     next->members.servers = std::move(servers);
     next->locator = std::move(locator);
     const std::lock_guard<std::mutex> lock(mutex_);
+    check_unmanaged();
     if (current_ && current_->migration) {
       detail::throw_config_error("a migration is running",
                                  "commit_migration() or abort_migration() first");
@@ -170,44 +174,72 @@ class Fleet {
     check(servers, locator);
     validate_migration_options(options);
     const std::lock_guard<std::mutex> lock(mutex_);
+    check_unmanaged();
     if (current_->migration) {
       detail::throw_config_error("a migration is already running",
                                  "commit_migration() or abort_migration() first");
     }
     check_aborted_copies(servers, options);
-    const FleetSnapshot<L>& old = *current_;
-    auto next = std::make_shared<FleetSnapshot<L>>();
-    auto placement = std::make_shared<MigrationPlacement<L>>();
-    next->placed = servers.size();
-    std::vector<Server> members = std::move(servers);
-    for (std::size_t o = 0; o < old.placed; ++o) {
-      const Server& server = old.members.servers[o];
-      std::size_t m = 0;
-      while (m < members.size() &&
-             (members[m].host != server.host || members[m].port != server.port)) {
-        ++m;
-      }
-      if (m == members.size()) {
-        members.push_back(server);  // a retiring server: only read
-      }
-      placement->member_of.push_back(m);
+    install(paired(std::move(servers), std::move(locator), current_->servers(), current_->locator,
+                   options, true));
+  }
+
+  /// SecondPlacement: the other placement of a fleet's change, served beside the one that places
+  /// keys (serve()).
+  struct SecondPlacement {
+    std::vector<Server> servers;
+    std::shared_ptr<const L> locator;
+    /// A migration window (misses read it and copy forward), or only invalidated by every write.
+    bool read_through = false;
+    MigrationOptions options;  ///< the window's (read_through)
+  };
+
+  /// serve: publishes `servers` placed by `locator`, beside `second` when given: a phase of a
+  /// fleet's change (coordination/fleet_phases.hpp), whatever the fleet served before. A window
+  /// that was open ends (its copies in flight revoke themselves; its counters become the last
+  /// migration's). A fleet served so is managed from then on: its record decides, so publish(),
+  /// begin_migration() and end_migration() throw ConfigError. Throws ConfigError for an invalid
+  /// list, locator or options, and changes nothing.
+  void serve(std::vector<Server> servers, std::shared_ptr<const L> locator,
+             std::optional<SecondPlacement> second) {
+    check(servers, locator);
+    if (second) {
+      check(second->servers, second->locator);
+      validate_migration_options(second->options);
     }
-    placement->locator = old.locator;
-    placement->placement_skip = placement_skip_;
-    placement->servers = old.servers();
-    placement->options = options;
-    placement->state = std::make_shared<detail::MigrationState>(members.size());
-    next->members.health = registry_.acquire(members);
-    next->members.servers = std::move(members);
-    next->locator = std::move(locator);
-    next->migration = std::move(placement);
+    std::shared_ptr<FleetSnapshot<L>> next;
+    if (second) {
+      next = paired(std::move(servers), std::move(locator), std::move(second->servers),
+                    std::move(second->locator), second->options, second->read_through);
+    } else {
+      next = std::make_shared<FleetSnapshot<L>>();
+      next->placed = servers.size();
+      next->members.health = registry_.acquire(servers);
+      next->members.servers = std::move(servers);
+      next->locator = std::move(locator);
+    }
+    const std::lock_guard<std::mutex> lock(mutex_);
+    managed_ = true;
+    if (current_->migration) {
+      current_->migration->state->end();
+      if (current_->migration->read_through) {
+        last_state_ = current_->migration->state;
+      }
+    }
     install(std::move(next));
+  }
+
+  /// managed: whether serve() drives this fleet.
+  [[nodiscard]] auto managed() const -> bool {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return managed_;
   }
 
   /// end_migration: publishes the new placement alone (`commit`) or the old
   /// one again. Answers whether a migration was running.
   auto end_migration(bool commit) -> bool {
     const std::lock_guard<std::mutex> lock(mutex_);
+    check_unmanaged();
     if (!current_->migration) {
       return false;
     }
@@ -240,6 +272,48 @@ class Fleet {
   }
 
  private:
+  // The snapshot that places keys on `servers` by `locator`, beside `second_servers` placed by
+  // `second` (mapped onto the same members: `servers`, then the servers only the second list has).
+  auto paired(std::vector<Server> servers, std::shared_ptr<const L> locator,
+              std::vector<Server> second_servers, std::shared_ptr<const L> second,
+              const MigrationOptions& options, bool read_through)
+      -> std::shared_ptr<FleetSnapshot<L>> {
+    auto next = std::make_shared<FleetSnapshot<L>>();
+    auto placement = std::make_shared<MigrationPlacement<L>>();
+    next->placed = servers.size();
+    std::vector<Server> members = std::move(servers);
+    for (const Server& server : second_servers) {
+      std::size_t m = 0;
+      while (m < members.size() &&
+             (members[m].host != server.host || members[m].port != server.port)) {
+        ++m;
+      }
+      if (m == members.size()) {
+        members.push_back(server);  // a server only the second placement has
+      }
+      placement->member_of.push_back(m);
+    }
+    placement->locator = std::move(second);
+    placement->placement_skip = placement_skip_;
+    placement->servers = std::move(second_servers);
+    placement->options = options;
+    placement->read_through = read_through;
+    placement->state = std::make_shared<detail::MigrationState>(members.size());
+    next->members.health = registry_.acquire(members);
+    next->members.servers = std::move(members);
+    next->locator = std::move(locator);
+    next->migration = std::move(placement);
+    return next;
+  }
+
+  // The caller holds the mutex.
+  void check_unmanaged() const {
+    if (managed_) {
+      detail::throw_config_error("this client follows a fleet's record",
+                                 "change the fleet with memshard-fleet or FleetAdmin");
+    }
+  }
+
   // A new window must not place keys on a server that an aborted window
   // copied values to: no writer invalidated those copies after the abort,
   // so they would be served as fresh hits. The caller who flushed them says
@@ -295,9 +369,24 @@ class Fleet {
   std::shared_ptr<const FleetSnapshot<L>> current_;
   std::shared_ptr<const detail::MigrationState> last_state_;  // of the last window that ended
   std::set<std::string> aborted_copies_;  // endpoints an aborted window copied to
+  bool managed_ = false;                  // serve() drives it
   std::atomic<std::uint64_t> generation_{0};
   detail::CallTracker calls_;
 };
+
+namespace detail {
+
+/// FleetOf: the Fleet a client family shares, for the part that makes the family follow a fleet's
+/// record (coordination/fleet_member.hpp). A friend of ShardedClient; nothing else reaches it.
+template <Locator L>
+struct FleetOf {
+  template <class Client>
+  [[nodiscard]] static auto of(Client& client) noexcept -> Fleet<L>& {
+    return *client.fleet_;
+  }
+};
+
+}  // namespace detail
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard

@@ -157,9 +157,9 @@ MEMSHARD_DETAIL_INLINE auto MigrationState::stats() const noexcept -> MigrationS
 
 }  // namespace detail
 
-/// MigrationPlacement: the old placement of a running migration: its locator
-/// and server list, each old server's member index, the options and the
-/// shared state. Immutable; the state's counters change.
+/// MigrationPlacement: the old placement of a running migration (or, in a fleet's invalidating
+/// phases, the other placement of its change): its locator and server list, each of its servers'
+/// member index, the options and the shared state. Immutable; the state's counters change.
 template <Locator L>
 struct MigrationPlacement {
   std::shared_ptr<const L> locator;    ///< the placement the migration leaves
@@ -168,6 +168,11 @@ struct MigrationPlacement {
   MigrationOptions options;
   std::shared_ptr<detail::MigrationState> state;
   std::size_t placement_skip = 0;  ///< as FleetSnapshot::placement_skip
+  /// read_through: whether a key that misses on its owner is read on its other owner and copied
+  /// forward (a migration window). False for the phases of a fleet's change that only invalidate
+  /// (coordination/fleet_phases.hpp): no read goes to this placement and nothing is copied to or
+  /// from it; every write still deletes its key's copy there.
+  bool read_through = true;
 
   /// old_owner: the member that held the sent key `key` under the old
   /// placement.

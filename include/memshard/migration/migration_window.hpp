@@ -69,6 +69,9 @@ class MigrationWindow {
   /// the hit, or reads a moved key's old owner and copies it forward (`item`
   /// then holds what it found, with the new owner's cas).
   void after_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
+    if (!migration_->read_through) {
+      return;  // a phase that only invalidates: reads stay on the placement
+    }
     MigrationState::Counters& c = migration_->state->counters();
     if (item && strict() && item->value.empty() && item->flags == 0 &&
         at == snapshot_->locate(key) && migration_->old_owner(key) != at) {
@@ -131,7 +134,8 @@ class MigrationWindow {
       return std::nullopt;
     }
     const std::size_t old = migration_->old_owner(key);
-    if (!route.status.ok() || old == route.server || route.server != snapshot_->locate(key)) {
+    if (!migration_->read_through || !route.status.ok() || old == route.server ||
+        route.server != snapshot_->locate(key)) {
       return std::nullopt;  // a failover route reads the ordinary way (no lease, no copy)
     }
     MigrationPaths::StrictRead read = paths().strict_read(route.server, old, key);
@@ -151,6 +155,7 @@ class MigrationWindow {
   /// Every step (the move, the write, the invalidation) keeps to the call's
   /// one deadline; an invalidation the deadline leaves no time for is left
   /// in the old server's recovery journal.
+  /// In a phase that only invalidates, every rule is kInvalidate.
   template <class Call>
   auto write(std::string_view key, WriteRule rule, Call&& call) -> Status {
     if (!is_valid_key(key) || core_->expired()) {
@@ -159,6 +164,9 @@ class MigrationWindow {
     (void)core_->call_deadline();  // the steps share the call's deadline from here
     const std::size_t old = migration_->old_owner(key);
     const std::size_t owner = snapshot_->locate(key);
+    if (!migration_->read_through) {
+      rule = WriteRule::kInvalidate;  // nothing moves: the other copy is only deleted
+    }
     if (rule == WriteRule::kMoveFirst && old != owner) {
       (void)paths().move(owner, old, key);
       return call();
@@ -209,6 +217,9 @@ class MigrationWindow {
       HealthPolicy::release_probe(core_->health(route.server));
       return KeyMigration::kNewOwnerFailed;
     }
+    if (!migration_->read_through) {
+      return KeyMigration::kNoMigration;  // no window is open: nothing is copied
+    }
     const std::size_t old = migration_->old_owner(key);
     if (old == route.server) {
       return KeyMigration::kSameOwner;
@@ -249,6 +260,10 @@ class MigratedMultiGet {
            ClientCore& core, MetaPool& meta, BatchPlan& plan, PerServerMultiGet& per_server,
            FirstRound&& first_round, OnThrow&& on_throw, OnHit& on_hit, OnFailure& on_failure) {
     const MigrationPlacement<L>& migration = *snapshot.migration;
+    if (!migration.read_through) {
+      first_round(keys, on_hit, on_failure);  // a phase that only invalidates
+      return;
+    }
     MigrationState::Counters& c = migration.state->counters();
     const MigrationWindow<L> window(core, meta, snapshot);
     const bool strict = window.strict();
