@@ -33,7 +33,7 @@ auto short_lease() -> LeaseOptions {
   LeaseOptions options;
   options.ttl = seconds{2};
   options.margin = milliseconds{500};
-  options.etcd.request_timeout = milliseconds{300};
+  options.etcd.request_timeout = milliseconds{1'000};
   options.etcd.connect_timeout = milliseconds{100};
   return options;
 }
