@@ -16,6 +16,7 @@
 #include "memshard/coordination/etcd_client.hpp"
 #include "memshard/coordination/etcd_watch.hpp"
 #include "memshard/coordination/fleet_admin.hpp"
+#include "memshard/coordination/fleet_member.hpp"
 #include "memshard/coordination/fleet_phases.hpp"
 #include "memshard/coordination/fleet_record.hpp"
 #include "memshard/coordination/lease_keeper.hpp"
