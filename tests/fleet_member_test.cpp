@@ -214,6 +214,28 @@ TEST_F(FleetMemberTest, AMemberInACallHoldsItsAcknowledgementUntilTheCallEnds) {
   EXPECT_EQ(member.client().servers(), list(0, 3));
 }
 
+TEST_F(FleetMemberTest, AMemberThatJoinsWhileTheFleetChangesEndsOnItsNewestRecord) {
+  create();
+  FleetMember first = memshard::join_fleet(etcd_.url(), "web", {}, options());
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    const std::size_t count = round % 2 == 0 ? 3 : 2;
+    memshard::StoreStatus applied;
+    std::thread coordinator([&] { applied = apply(FleetCommandKind::kReconfigure, 0, count); });
+    FleetMember joined = memshard::join_fleet(etcd_.url(), "web", {}, options());
+    coordinator.join();
+    ASSERT_TRUE(applied.ok()) << applied;
+    const FleetRecord now = admin_.show("web")->record;
+    const auto until = std::chrono::steady_clock::now() + kWait;
+    while (joined.epoch() != now.epoch && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds{5});
+    }
+    EXPECT_EQ(joined.epoch(), now.epoch);
+    EXPECT_EQ(joined.record(), now);
+    EXPECT_EQ(joined.client().servers(), list(0, count));
+  }
+}
+
 TEST_F(FleetMemberTest, ADestroyedMemberLeavesTheFleetAtOnce) {
   create();
   {

@@ -200,15 +200,16 @@ class FleetMember {
 
   struct State {
     State(std::vector<StoreEndpoint> endpoints, std::string name, std::string member_id,
-          const FleetOptions& options, ShardedClient<AnyLocator> made, FleetRecord record)
+          const FleetOptions& options, ShardedClient<AnyLocator> made, FleetRecord record,
+          std::unique_ptr<LeaseKeeper> registered)
         : fleet_name(std::move(name)),
           id(std::move(member_id)),
           host(detail::member_host()),
           client(std::move(made)),
           fleet(detail::FleetOf<AnyLocator>::of(client)),
           etcd(endpoints, options.etcd),
-          keeper(endpoints, detail::fleet_members_prefix(fleet_name) + id,
-                 LeaseOptions{options.lease_ttl, {}, options.etcd}),
+          keeper_owned(std::move(registered)),
+          keeper(*keeper_owned),
           served(std::move(record)),
           period(std::chrono::duration_cast<std::chrono::milliseconds>(options.lease_ttl) / 3) {}
 
@@ -309,7 +310,8 @@ class FleetMember {
     ShardedClient<AnyLocator> client;
     Fleet<AnyLocator>& fleet;
     EtcdClient etcd;  // the follower's reads
-    LeaseKeeper keeper;
+    std::unique_ptr<LeaseKeeper> keeper_owned;
+    LeaseKeeper& keeper;
     mutable std::mutex mutex;
     std::condition_variable wake;
     bool stop = false;
@@ -344,20 +346,35 @@ inline auto join_fleet(std::string_view store_url, std::string_view fleet_name,
   join.connect_timeout = std::min(join.connect_timeout, fleet_options.join_timeout);
   const auto give_up = std::chrono::steady_clock::now() + fleet_options.join_timeout;
   EtcdClient etcd(endpoints, join);
-  StoreResult<StoreRange> got = etcd.get(detail::fleet_record_key(fleet_name));
-  while (!got && got.status().code() != StoreErrc::kRejected &&
-         std::chrono::steady_clock::now() + join.request_timeout < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds{100});
-    got = etcd.get(detail::fleet_record_key(fleet_name));
+  const auto read = [&] {
+    StoreResult<StoreRange> got = etcd.get(detail::fleet_record_key(fleet_name));
+    while (!got && got.status().code() != StoreErrc::kRejected &&
+           std::chrono::steady_clock::now() + join.request_timeout < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      got = etcd.get(detail::fleet_record_key(fleet_name));
+    }
+    if (!got) {
+      detail::throw_config_error("fleet: etcd did not answer the join in time",
+                                 std::string(store_url) + ": " + got.status().message());
+    }
+    if (got->entries.empty()) {
+      detail::throw_config_error("fleet: no such fleet (create it with memshard-fleet create)",
+                                 fleet_name);
+    }
+    return got;
+  };
+  (void)read();
+  // Registered (at epoch 0: serving nothing yet) before the record is read for good: a
+  // coordinator that writes a newer record from here on waits for this member, so the record
+  // read below is at most one step behind what the fleet serves, never two.
+  const std::string host = detail::member_host();
+  auto keeper = std::make_unique<LeaseKeeper>(
+      endpoints, detail::fleet_members_prefix(fleet_name) + fleet_options.member_id,
+      LeaseOptions{fleet_options.lease_ttl, {}, join});
+  if (StoreStatus started = keeper->start(detail::member_value(0, host, ::getpid())); !started) {
+    detail::throw_config_error("fleet: the member could not register", started.message());
   }
-  if (!got) {
-    detail::throw_config_error("fleet: etcd did not answer the join in time",
-                               std::string(store_url) + ": " + got.status().message());
-  }
-  if (got->entries.empty()) {
-    detail::throw_config_error("fleet: no such fleet (create it with memshard-fleet create)",
-                               fleet_name);
-  }
+  StoreResult<StoreRange> got = read();
   StoreResult<FleetRecord> decoded = decode_fleet_record(got->entries.front().value);
   if (!decoded) {
     detail::throw_config_error("fleet: its record cannot be read", decoded.status().message());
@@ -385,12 +402,12 @@ inline auto join_fleet(std::string_view store_url, std::string_view fleet_name,
   const std::int64_t revision = got->revision;
   auto state = std::make_unique<FleetMember::State>(endpoints, std::string(fleet_name),
                                                     fleet_options.member_id, fleet_options,
-                                                    std::move(client), record);
-  detail::serve_record(state->fleet, record);
-  if (StoreStatus started =
-          state->keeper.start(detail::member_value(record.epoch, state->host, ::getpid()));
-      !started) {
-    detail::throw_config_error("fleet: the member could not register", started.message());
+                                                    std::move(client), record, std::move(keeper));
+  detail::serve_record(state->fleet, record);  // no call has begun yet: nothing to wait for
+  if (StoreStatus acked =
+          state->keeper.update(detail::member_value(record.epoch, host, ::getpid()));
+      !acked) {
+    detail::throw_config_error("fleet: the member could not register", acked.message());
   }
   state->acked = record.epoch;
   FleetMember::State* raw = state.get();
