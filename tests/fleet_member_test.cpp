@@ -47,11 +47,7 @@ class FleetMemberTest : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(servers_->reset()); }
 
   static auto list(std::size_t first, std::size_t count) -> std::vector<Server> {
-    std::vector<Server> out;
-    for (std::size_t i = first; i < first + count; ++i) {
-      out.push_back(memshard::parse_server((*servers_)[i].spec()));
-    }
-    return out;
+    return servers_->list(first, count);
   }
   static auto placement(std::size_t first, std::size_t count) -> memshard::FleetPlacement {
     return {list(first, count), "libmemcached-ketama", {}};

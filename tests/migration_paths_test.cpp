@@ -66,11 +66,7 @@ class MigrationTest : public ::testing::Test {
 
   // Servers [first, first + count).
   static auto list(std::size_t first, std::size_t count) -> std::vector<Server> {
-    std::vector<Server> out;
-    for (std::size_t i = first; i < first + count; ++i) {
-      out.push_back(memshard::parse_server((*servers_)[i].spec()));
-    }
-    return out;
+    return servers_->list(first, count);
   }
   static auto server(std::size_t i) -> MemcachedServer& { return (*servers_)[i]; }
 

@@ -41,10 +41,13 @@ class ServerSet {
   [[nodiscard]] auto end() const noexcept { return servers_.end(); }
 
   /// list: the servers as memshard Servers, in order.
-  [[nodiscard]] auto list() const -> std::vector<Server> {
+  [[nodiscard]] auto list() const -> std::vector<Server> { return list(0, servers_.size()); }
+
+  /// list: servers [first, first + count) as memshard Servers, in order.
+  [[nodiscard]] auto list(std::size_t first, std::size_t count) const -> std::vector<Server> {
     std::vector<Server> out;
-    for (const MemcachedServer& server : servers_) {
-      out.push_back(parse_server(server.spec()));
+    for (std::size_t i = first; i < first + count; ++i) {
+      out.push_back(parse_server(servers_.at(i).spec()));
     }
     return out;
   }
