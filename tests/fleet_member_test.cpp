@@ -18,6 +18,7 @@
 
 #include "memshard/coordination/fleet_admin.hpp"
 #include "support/etcd_server.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/server_set.hpp"
 
 namespace fleet_member_test {
@@ -230,6 +231,65 @@ TEST_F(FleetMemberTest, AMemberThatJoinsWhileTheFleetChangesEndsOnItsNewestRecor
     EXPECT_EQ(joined.record(), now);
     EXPECT_EQ(joined.client().servers(), list(0, count));
   }
+}
+
+// The member reaches etcd through a proxy that the test cuts; the coordinator reaches it directly.
+TEST_F(FleetMemberTest, AMemberCutOffFromEtcdIsFencedInTimeAndCatchesUpBeforeItServesAgain) {
+  create();
+  memshard::testing::FaultProxy proxy(etcd_.client_port());
+  FleetOptions fleet_options = options();
+  fleet_options.lease_ttl = seconds{2};
+  fleet_options.etcd.request_timeout = milliseconds{500};
+  FleetMember member = memshard::join_fleet("etcd://" + proxy.spec(), "web", {}, fleet_options);
+  const std::string key = moved_key();
+  ASSERT_TRUE(member.client().set(key, "v0"));
+  ASSERT_TRUE(member.client().set("other", "v0"));
+  ASSERT_FALSE(member.fenced());
+  proxy.set_blackhole(memshard::testing::Direction::kBoth);
+  const auto cut = std::chrono::steady_clock::now();
+  const auto until = cut + kWait;
+  while (!member.fenced() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds{5});
+  }
+  ASSERT_TRUE(member.fenced());
+  // Before etcd could have let the lease lapse: at most a TTL after the cut.
+  EXPECT_LT(std::chrono::steady_clock::now() - cut, fleet_options.lease_ttl);
+  EXPECT_FALSE(member.client().get("other").value().has_value());
+  EXPECT_EQ(member.client().remove(key).code(), memshard::Errc::kFenced);
+  EXPECT_EQ(member.client().set("other", "v1").code(), memshard::Errc::kFenced);
+  // etcd lets the lease lapse; the fleet moves on without the member.
+  const auto gone_by = std::chrono::steady_clock::now() + kWait;
+  while (!admin_.members("web")->empty() && std::chrono::steady_clock::now() < gone_by) {
+    std::this_thread::sleep_for(milliseconds{20});
+  }
+  ASSERT_TRUE(admin_.members("web")->empty());
+  const auto switched = apply(FleetCommandKind::kReconfigure, 0, 3);
+  ASSERT_TRUE(switched.ok()) << switched;
+  EXPECT_EQ(member.client().servers(), list(0, 2));  // it knows nothing of it yet
+  EXPECT_FALSE(member.client().get(key).value().has_value());
+  // Values the new placement holds for the keys the member could not write: its refused writes
+  // must not leave them behind.
+  const auto three = memshard::make_locator("libmemcached-ketama", list(0, 3));
+  for (const std::string& k : {key, std::string("other")}) {
+    ASSERT_TRUE(
+        (*servers_)[three.locate(k)].command("set " + k + " 0 0 5\r\nstale").starts_with("STORED"));
+  }
+  // Back: the newest record served, the refused writes' keys deleted, then it serves.
+  proxy.heal();
+  const auto back_by = std::chrono::steady_clock::now() + kWait;
+  while (member.fenced() && std::chrono::steady_clock::now() < back_by) {
+    std::this_thread::sleep_for(milliseconds{5});
+  }
+  ASSERT_FALSE(member.fenced());
+  EXPECT_EQ(member.client().servers(), list(0, 3));
+  EXPECT_EQ(member.epoch(), admin_.show("web")->record.epoch);
+  for (const std::string& k : {key, std::string("other")}) {
+    EXPECT_FALSE((*servers_)[three.locate(k)].command("get " + k).starts_with("VALUE")) << k;
+    EXPECT_FALSE(member.client().get(k).value().has_value()) << k;
+  }
+  ASSERT_TRUE(member.client().set("other", "v2"));
+  EXPECT_EQ(member.client().get("other").value()->value, "v2");
+  EXPECT_EQ(member.lost_keys(), 0U);
 }
 
 TEST_F(FleetMemberTest, ADestroyedMemberLeavesTheFleetAtOnce) {

@@ -192,6 +192,8 @@ TEST(FleetTest, ServedPhasesPlaceOnOneListBesideTheOtherAndRefuseTheClientsOwnCh
   EXPECT_TRUE(fleet->managed());
   ASSERT_TRUE(prepare->migration);
   EXPECT_FALSE(prepare->migration->read_through);
+  EXPECT_EQ(prepare->fence, &fleet->gate());  // the calls check the gate from now on
+  EXPECT_EQ(before->fence, nullptr);
   EXPECT_EQ(prepare->placed, 2U);
   ASSERT_EQ(prepare->members.size(), 3U);
   EXPECT_EQ(prepare->members.servers[2].host, "c");

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -1088,8 +1089,9 @@ auto serve(Client& client, const std::vector<Server>& placed, const std::vector<
   other.servers = second;
   other.locator = std::make_shared<const Ring>(second);
   other.read_through = read_through;
-  memshard::detail::FleetOf<Ring>::of(client).serve(placed, std::make_shared<const Ring>(placed),
-                                                    std::move(other));
+  memshard::Fleet<Ring>& fleet = memshard::detail::FleetOf<Ring>::of(client);
+  fleet.serve(placed, std::make_shared<const Ring>(placed), std::move(other));
+  fleet.gate().open_until(std::numeric_limits<std::int64_t>::max());  // a member in good standing
 }
 
 auto put(MemcachedServer& server, const std::string& key, const std::string& value) -> bool {
@@ -1198,6 +1200,48 @@ TEST_F(MigrationTest, AServedFleetRefusesTheClientsOwnChangesAndEndsAnOpenWindow
   EXPECT_FALSE(stats.active);
   EXPECT_EQ(stats.copies_stored, 1U);
   EXPECT_EQ(clone.servers().size(), after.size());
+}
+
+TEST_F(MigrationTest, AClosedGateReadsMissesAndRefusesWritesKeepingTheirKeys) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  const std::string& kept = keys.moved.at(0);
+  const std::string& other = keys.moved.at(1);
+  ASSERT_TRUE(client.set(kept, "v0"));
+  ASSERT_TRUE(client.set(other, "v0"));
+  serve(client, before, after, false);
+  memshard::Fleet<Ring>& fleet = memshard::detail::FleetOf<Ring>::of(client);
+  fleet.gate().close();
+  Client clone = client.clone();
+  for (Client* c : {&client, &clone}) {
+    auto read = c->get(kept);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_FALSE(read.value().has_value());  // a miss, though the server holds it
+    EXPECT_EQ(c->get_multi({std::string_view(kept), std::string_view(other)}).hits(), 0U);
+  }
+  EXPECT_TRUE(holds(old_owner(before, kept), kept));
+  EXPECT_EQ(client.set(other, "v1").code(), Errc::kFenced);
+  EXPECT_EQ(client.remove(kept).code(), Errc::kFenced);
+  EXPECT_EQ(client.incr(other, 1).status().code(), Errc::kFenced);
+  const std::vector<std::pair<std::string, std::string>> pairs = {{kept, "v2"}};
+  EXPECT_EQ(client.set_multi(pairs).statuses.at(0).code(), Errc::kFenced);
+  EXPECT_EQ(client.get("bad key").status().code(), Errc::kInvalidKey);  // bad input stays so
+  EXPECT_EQ(client.set("bad key", "v").code(), Errc::kInvalidKey);
+  EXPECT_EQ(fleet.gate().kept(), 4U);  // kept, other, other, kept: nothing reached a server
+  EXPECT_TRUE(holds(old_owner(before, kept), kept));
+  EXPECT_EQ(client.get(other).value(), std::nullopt);
+  EXPECT_EQ(memshard::to_string(Errc::kFenced), "fenced");
+  // Before serving again: the kept keys deleted by the phase's rules, then the gate opened.
+  for (const std::string& key : fleet.gate().take()) {
+    (void)memshard::detail::FleetOf<Ring>::remove_unfenced(client, key);
+  }
+  EXPECT_FALSE(holds(old_owner(before, kept), kept));
+  EXPECT_FALSE(holds(old_owner(before, other), other));
+  fleet.gate().open_until(std::numeric_limits<std::int64_t>::max());
+  ASSERT_TRUE(client.set(other, "v3"));
+  EXPECT_EQ(clone.get(other).value()->value, "v3");
 }
 
 // The meta connections that read through take values as large as the

@@ -434,6 +434,14 @@ class ShardedClient {
   // enter: refresh() for a call, whose seat is marked until the returned mark goes.
   [[nodiscard]] auto enter() -> detail::CallMark;
 
+  // Whether this call must not serve: the family follows a fleet and its gate is closed
+  // (fleet/fence_gate.hpp). One branch for a client that follows no fleet.
+  [[nodiscard]] auto fenced() const noexcept -> bool {
+    return snapshot_->fence != nullptr && snapshot_->fence->closed();
+  }
+  // A write the closed gate refuses (Errc::kFenced); its key is kept, to be deleted later.
+  auto refuse_fenced(std::string_view key, std::string_view value = {}) -> Status;
+
   void adopt(std::shared_ptr<const Snapshot> next);
 
   // The fleet's newest snapshot, without moving this client to it. codec_failure: a typed call's

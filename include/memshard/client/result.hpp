@@ -47,6 +47,10 @@ enum class Errc : std::uint8_t {
   /// the item it read or encode the value it was given; nothing is wrong
   /// with the server (a value it could not encode was never sent)
   kCodecError,
+  /// the client follows a fleet (coordination/fleet_member.hpp) and cannot be sure it serves the
+  /// fleet's phase (its lease may have lapsed): the write was not made, and its key is deleted
+  /// once the member serves again; nothing is wrong with any server
+  kFenced,
 };
 
 /// to_string: a short name for an Errc ("ok", "not_found", ...).
@@ -80,6 +84,8 @@ enum class Errc : std::uint8_t {
       return "auth_failure";
     case Errc::kCodecError:
       return "codec_error";
+    case Errc::kFenced:
+      return "fenced";
   }
   return "unknown";
 }

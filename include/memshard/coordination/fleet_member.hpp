@@ -185,8 +185,16 @@ class FleetMember {
     return state_->served;
   }
 
-  /// fenced: whether the member's lease may have lapsed by now (LeaseKeeper::fenced()).
-  [[nodiscard]] auto fenced() const noexcept -> bool { return state_->keeper.fenced(); }
+  /// fenced: whether the member's client family is fenced now (fleet/fence_gate.hpp): its lease
+  /// may have lapsed, or it has not yet caught up with the record since it did. Its calls then
+  /// read misses and refuse writes (Errc::kFenced), whose keys are deleted before it serves
+  /// again.
+  [[nodiscard]] auto fenced() const noexcept -> bool { return state_->fleet.gate().closed(); }
+
+  /// lost_keys: how many refused writes' keys the member could not keep while fenced (beyond
+  /// detail::FenceGate::kDefaultCapacity, 100,000): their older values may be served once it serves
+  /// again.
+  [[nodiscard]] auto lost_keys() const -> std::uint64_t { return state_->fleet.gate().lost(); }
 
   /// last_error: why the newest record could not be served (empty when it was).
   [[nodiscard]] auto last_error() const -> std::string {
@@ -206,6 +214,7 @@ class FleetMember {
           id(std::move(member_id)),
           host(detail::member_host()),
           client(std::move(made)),
+          replayer(client.clone()),
           fleet(detail::FleetOf<AnyLocator>::of(client)),
           etcd(endpoints, options.etcd),
           keeper_owned(std::move(registered)),
@@ -251,25 +260,87 @@ class FleetMember {
       }
     }
 
+    // The follower: serves each newer record, reads the record every `period`, and keeps the
+    // gate: open until the lease's fence while the lease is kept alive; once the lease may have
+    // lapsed, closed until the member read the record again, served it, and deleted the keys of
+    // the writes the gate refused.
     void follow() {
-      auto next_read = std::chrono::steady_clock::now() + period;
+      using Clock = std::chrono::steady_clock;
+      auto next_read = Clock::now() + period;
+      bool lapsed = false;
       while (true) {
         std::optional<FleetRecord> record;
         {
           std::unique_lock<std::mutex> lock(mutex);
-          wake.wait_until(lock, next_read, [this] { return stop || newest.has_value(); });
+          wake.wait_until(lock, std::min(next_read, Clock::now() + kTick),
+                          [this] { return stop || newest.has_value(); });
           if (stop) {
             return;
           }
           record.swap(newest);
         }
-        if (!record) {
-          read_record();
-          next_read = std::chrono::steady_clock::now() + period;
-          continue;
+        if (keeper.fenced()) {
+          lapsed = true;
+          fleet.gate().close();
         }
-        serve(std::move(*record));
+        if (record) {
+          serve(std::move(*record));
+        } else if (Clock::now() >= next_read) {
+          read_record();
+          next_read = Clock::now() + period;
+        }
+        if (unacked != 0 && Clock::now() >= next_ack) {
+          acknowledge(unacked);
+        }
+        if (lapsed) {
+          lapsed = !recover();
+        } else {
+          fleet.gate().open_until(fence_ns());
+        }
       }
+    }
+
+    // The lease's fence, in steady clock ns.
+    [[nodiscard]] auto fence_ns() const noexcept -> std::int64_t {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 keeper.fence_at().time_since_epoch())
+          .count();
+    }
+
+    // After a lapse, once the lease is kept alive again: the newest record served, the kept
+    // keys deleted by its rules, the gate open. Whether it got that far.
+    auto recover() -> bool {
+      if (keeper.fenced()) {
+        return false;
+      }
+      StoreResult<StoreRange> got = etcd.get(detail::fleet_record_key(fleet_name));
+      if (!got || got->entries.empty()) {
+        return false;
+      }
+      StoreResult<FleetRecord> decoded = decode_fleet_record(got->entries.front().value);
+      if (!decoded) {
+        return false;
+      }
+      if (decoded->epoch > current().epoch) {
+        const std::int64_t epoch = decoded->epoch;
+        serve(std::move(decoded).value());
+        if (current().epoch != epoch) {
+          return false;  // it could not be served
+        }
+      }
+      for (const std::string& key : fleet.gate().take()) {
+        (void)detail::FleetOf<AnyLocator>::remove_unfenced(replayer, key);
+      }
+      if (keeper.fenced()) {
+        return false;
+      }
+      fleet.gate().open_until(fence_ns());
+      return true;
+    }
+
+    [[nodiscard]] auto current() const -> FleetRecord {
+      const std::lock_guard<std::mutex> lock(mutex);
+      return served;
     }
 
     // Serves `record`, waits for the calls begun before it, then acknowledges it.
@@ -287,27 +358,34 @@ class FleetMember {
         error.clear();
       }
       const std::uint64_t generation = fleet.settled_generation();
-      while (!fleet.calls().wait_before(
-          generation, std::chrono::steady_clock::now() + std::chrono::milliseconds{100})) {
+      while (!fleet.calls().wait_before(generation, std::chrono::steady_clock::now() + kTick)) {
         const std::lock_guard<std::mutex> lock(mutex);
         if (stop || newest) {
           return;  // a newer record waits: it is acknowledged instead
         }
       }
-      while (!keeper.update(detail::member_value(record.epoch, host, ::getpid()))) {
-        std::unique_lock<std::mutex> lock(mutex);
-        if (wake.wait_for(lock, std::chrono::milliseconds{200}, [this] { return stop; })) {
-          return;
-        }
-      }
-      const std::lock_guard<std::mutex> lock(mutex);
-      acked = record.epoch;
+      acknowledge(record.epoch);
     }
+
+    // Writes `epoch` under the member's key; a failure is tried again a little later.
+    void acknowledge(std::int64_t epoch) {
+      if (!keeper.update(detail::member_value(epoch, host, ::getpid()))) {
+        unacked = epoch;
+        next_ack = std::chrono::steady_clock::now() + std::chrono::milliseconds{200};
+        return;
+      }
+      unacked = 0;
+      const std::lock_guard<std::mutex> lock(mutex);
+      acked = epoch;
+    }
+
+    static constexpr std::chrono::milliseconds kTick{100};  // the follower's longest sleep
 
     const std::string fleet_name;
     const std::string id;
     const std::string host;
     ShardedClient<AnyLocator> client;
+    ShardedClient<AnyLocator> replayer;  // the follower's clone of it
     Fleet<AnyLocator>& fleet;
     EtcdClient etcd;  // the follower's reads
     std::unique_ptr<LeaseKeeper> keeper_owned;
@@ -318,10 +396,12 @@ class FleetMember {
     FleetRecord served;                 // the newest record served
     std::optional<FleetRecord> newest;  // a newer record, waiting for the follower
     std::int64_t acked = 0;             // the epoch acknowledged last
-    std::string error;                  // why the newest record could not be served
-    std::chrono::milliseconds period;   // between reads of the record
-    std::unique_ptr<EtcdWatch> watch;   // the record's changes
-    std::thread thread;                 // follow()
+    std::int64_t unacked = 0;           // the follower's: an epoch served, not acknowledged yet
+    std::chrono::steady_clock::time_point next_ack;  // when to try that again
+    std::string error;                               // why the newest record could not be served
+    std::chrono::milliseconds period;                // between reads of the record
+    std::unique_ptr<EtcdWatch> watch;                // the record's changes
+    std::thread thread;                              // follow()
   };
 
   explicit FleetMember(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
@@ -409,6 +489,7 @@ inline auto join_fleet(std::string_view store_url, std::string_view fleet_name,
       !acked) {
     detail::throw_config_error("fleet: the member could not register", acked.message());
   }
+  state->fleet.gate().open_until(state->fence_ns());
   state->acked = record.epoch;
   FleetMember::State* raw = state.get();
   state->watch = std::make_unique<EtcdWatch>(

@@ -34,6 +34,7 @@
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/fleet/call_tracker.hpp"
+#include "memshard/fleet/fence_gate.hpp"
 #include "memshard/fleet/server_health.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
@@ -69,6 +70,9 @@ struct FleetSnapshot {
   std::shared_ptr<const MigrationPlacement<L>> migration;  ///< null without one
   std::uint64_t generation = 0;
   std::size_t placement_skip = 0;  ///< KeyPrefix::placement_skip() of the family
+  /// The gate every call checks while the family follows a fleet's record (Fleet::serve), null
+  /// otherwise (fleet/fence_gate.hpp).
+  detail::FenceGate* fence = nullptr;
 
   /// placement_key: the part of the sent key `key` that the placement hashes.
   [[nodiscard]] auto placement_key(std::string_view key) const noexcept -> std::string_view {
@@ -129,6 +133,10 @@ class Fleet {
   [[nodiscard]] auto settled_generation() const noexcept -> std::uint64_t {
     return generation_.load(std::memory_order_seq_cst);
   }
+
+  /// gate: the fence of a family that follows a fleet's record (fleet/fence_gate.hpp): closed
+  /// until the member opens it; checked by the calls only once serve() was called.
+  [[nodiscard]] auto gate() noexcept -> detail::FenceGate& { return gate_; }
 
   /// calls: which generation each client of the family is calling on (fleet/call_tracker.hpp).
   [[nodiscard]] auto calls() noexcept -> detail::CallTracker& { return calls_; }
@@ -356,6 +364,7 @@ class Fleet {
   // Publishes `next`; the caller holds the mutex.
   void install(std::shared_ptr<FleetSnapshot<L>> next) {
     next->placement_skip = placement_skip_;
+    next->fence = managed_ ? &gate_ : nullptr;
     next->generation = generation_.load(std::memory_order_relaxed) + 1;
     current_ = std::move(next);
     // seq_cst: ordered against the seats' marks (fleet/call_tracker.hpp).
@@ -372,6 +381,7 @@ class Fleet {
   bool managed_ = false;                  // serve() drives it
   std::atomic<std::uint64_t> generation_{0};
   detail::CallTracker calls_;
+  detail::FenceGate gate_;
 };
 
 namespace detail {
@@ -383,6 +393,14 @@ struct FleetOf {
   template <class Client>
   [[nodiscard]] static auto of(Client& client) noexcept -> Fleet<L>& {
     return *client.fleet_;
+  }
+  /// remove_unfenced: deletes the sent key `key` by the current phase's rules, whatever the
+  /// gate says: the keys of the writes a fenced family refused, before it serves again.
+  template <class Client>
+  static auto remove_unfenced(Client& client, std::string_view key) {
+    const CallMark mark = client.enter();
+    client.core_.start_call();
+    return client.remove_sent(key);
   }
 };
 

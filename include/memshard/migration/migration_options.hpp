@@ -107,7 +107,7 @@ enum class KeyMigration : std::uint8_t {
   kRevoked,              ///< copied, then deleted again: the old copy changed meanwhile
   kTooShort,             ///< less than min_copy_ttl left: not copied
   kOldOwnerUnavailable,  ///< the old owner is ejected, tainted or failed
-  kNewOwnerFailed,       ///< the new owner is ejected or refused the copy
+  kNewOwnerFailed,       ///< the new owner is ejected or refused the copy (or the client is fenced)
 };
 
 /// to_string: a short name for a KeyMigration ("copied", ...).

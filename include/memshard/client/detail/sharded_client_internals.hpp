@@ -100,6 +100,17 @@ auto ShardedClient<L>::enter() -> detail::CallMark {
 }
 
 template <Locator L>
+auto ShardedClient<L>::refuse_fenced(std::string_view key, std::string_view value) -> Status {
+  if (auto refused = core_.check(key, value)) {
+    return std::move(*refused);
+  }
+  snapshot_->fence->keep(key);
+  return Status(Errc::kFenced, MEMCACHED_FAILURE, Status::kNoServer,
+                "fenced: this member of a fleet cannot be sure it serves the fleet's phase; the "
+                "key is deleted once it serves again");
+}
+
+template <Locator L>
 auto ShardedClient<L>::wait_for_earlier_calls(std::chrono::milliseconds timeout) const -> bool {
   return fleet_->calls().wait_before(fleet_->settled_generation(),
                                      std::chrono::steady_clock::now() + timeout);
@@ -249,7 +260,13 @@ auto ShardedClient<L>::in_window(std::string_view key, detail::WriteRule rule, C
   const detail::CallMark mark = enter();
   core_.start_call();
   if (!snapshot_->migration) [[likely]] {
+    if (fenced()) [[unlikely]] {
+      return refuse_fenced(key);
+    }
     return call();
+  }
+  if (fenced()) [[unlikely]] {
+    return refuse_fenced(key);
   }
   return window().write(key, rule, call);
 }
@@ -260,6 +277,14 @@ void ShardedClient<L>::visit_sent(std::span<const std::string_view> keys, OnHit&
                                   OnFailure& on_failure) {
   const detail::CallMark mark = enter();
   core_.start_call();
+  if (fenced()) [[unlikely]] {
+    for (std::size_t i = 0; i < keys.size(); ++i) {  // every valid key a miss
+      if (auto refused = core_.check(keys[i])) {
+        on_failure(i, *refused);
+      }
+    }
+    return;
+  }
   if (snapshot_->migration) [[unlikely]] {
     const std::shared_ptr<const Snapshot> pinned = snapshot_;  // callbacks may not change it
     migrated_.run(
@@ -333,6 +358,12 @@ auto ShardedClient<L>::write_keys(detail::WriteKind kind, std::span<const std::s
   };
   const detail::CallMark mark = enter();
   core_.start_call();
+  if (fenced()) [[unlikely]] {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      out.statuses[i] = refuse_fenced(keys[i], value_at(i));
+    }
+    return out;
+  }
   if (snapshot_->migration) [[unlikely]] {
     // Each key by the window's rules (docs/migration.md), all by the
     // batch's one deadline: a key not sent by then times out unsent.

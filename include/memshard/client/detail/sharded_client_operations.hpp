@@ -95,6 +95,13 @@ auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> 
   key = sent(key);
   const detail::CallMark mark = enter();
   core_.start_call();
+  if (fenced()) [[unlikely]] {  // a miss
+    if (auto refused = core_.check(key)) {
+      return Result<std::optional<Item>>(std::move(*refused));
+    }
+    return Result<std::optional<Item>>(std::optional<Item>(),
+                                       Status(Errc::kOk, MEMCACHED_NOTFOUND, Status::kNoServer));
+  }
   if (snapshot_->migration &&
       snapshot_->migration->options.consistency == MigrationConsistency::kStrict) [[unlikely]] {
     if (is_valid_key(key)) {
@@ -185,6 +192,9 @@ auto ShardedClient<L>::remove(std::string_view key) -> Status {
   key = sent(key);
   const detail::CallMark mark = enter();
   core_.start_call();
+  if (fenced()) [[unlikely]] {
+    return refuse_fenced(key);
+  }
   return remove_sent(key);
 }
 
@@ -443,6 +453,9 @@ auto ShardedClient<L>::migrate_key(std::string_view key) -> KeyMigration {
   }
   if (!is_valid_key(key)) {
     return KeyMigration::kInvalidKey;
+  }
+  if (fenced()) [[unlikely]] {
+    return KeyMigration::kNewOwnerFailed;  // a fenced member copies nothing
   }
   core_.forget_avoid();
   return window().migrate_key(key, route_from(snapshot_->locate(key), key));
