@@ -119,6 +119,9 @@ TEST_F(FleetMemberTest, AMissingFleetSilentEtcdOrOptionsThatDisagreeAreConfigErr
   ClientOptions other;
   other.key_prefix = "other:";
   EXPECT_THROW((void)memshard::join_fleet(etcd_.url(), "web", other, options()), ConfigError);
+  ClientOptions slow;
+  slow.call_timeout = seconds{5};  // a call could outlive the lease: no fence would hold
+  EXPECT_THROW((void)memshard::join_fleet(etcd_.url(), "web", slow, options()), ConfigError);
   EXPECT_THROW((void)memshard::join_fleet("http://x", "web", {}, options()), ConfigError);
   EXPECT_THROW((void)memshard::join_fleet(etcd_.url(), "a/b", {}, options()), ConfigError);
   etcd_.pause();
@@ -240,7 +243,9 @@ TEST_F(FleetMemberTest, AMemberCutOffFromEtcdIsFencedInTimeAndCatchesUpBeforeItS
   FleetOptions fleet_options = options();
   fleet_options.lease_ttl = seconds{2};
   fleet_options.etcd.request_timeout = milliseconds{500};
-  FleetMember member = memshard::join_fleet("etcd://" + proxy.spec(), "web", {}, fleet_options);
+  ClientOptions quick;
+  quick.call_timeout = milliseconds{500};  // under the fence's margin
+  FleetMember member = memshard::join_fleet("etcd://" + proxy.spec(), "web", quick, fleet_options);
   const std::string key = moved_key();
   ASSERT_TRUE(member.client().set(key, "v0"));
   ASSERT_TRUE(member.client().set("other", "v0"));

@@ -437,7 +437,7 @@ class ShardedClient {
   // Whether this call must not serve: the family follows a fleet and its gate is closed
   // (fleet/fence_gate.hpp). One branch for a client that follows no fleet.
   [[nodiscard]] auto fenced() const noexcept -> bool {
-    return snapshot_->fence != nullptr && snapshot_->fence->closed();
+    return snapshot_->fence != nullptr && !unfenced_ && snapshot_->fence->closed();
   }
   // A write the closed gate refuses (Errc::kFenced); its key is kept, to be deleted later.
   auto refuse_fenced(std::string_view key, std::string_view value = {}) -> Status;
@@ -572,9 +572,10 @@ class ShardedClient {
   const L* locator_ = nullptr;                       // snapshot_->locator
   std::uint64_t generation_ = 0;                     // snapshot_->generation
   bool redirected_ = false;                          // the current call goes to a failover server
-  detail::ClientCore core_;                          // connections, health rules, finish
-  detail::MetaPool meta_{options_.max_value_size};   // meta connections (migration, batches)
-  detail::BatchPlan plan_;                           // the routing of the current multi-get
+  bool unfenced_ = false;    // the member's replay of kept keys (FleetOf::remove_unfenced) runs
+  detail::ClientCore core_;  // connections, health rules, finish
+  detail::MetaPool meta_{options_.max_value_size};  // meta connections (migration, batches)
+  detail::BatchPlan plan_;                          // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
   detail::MigratedMultiGet migrated_;  // the second fan-out of a migration window

@@ -448,9 +448,18 @@ inline auto join_fleet(std::string_view store_url, std::string_view fleet_name,
   // coordinator that writes a newer record from here on waits for this member, so the record
   // read below is at most one step behind what the fleet serves, never two.
   const std::string host = detail::member_host();
+  // The fence falls a tenth of the TTL (at least 200 ms) before etcd could let the lease lapse,
+  // and at least one call's budget before it: a call begun before the fence ends on its phase.
+  const std::chrono::milliseconds margin =
+      std::max({std::chrono::duration_cast<std::chrono::milliseconds>(fleet_options.lease_ttl) / 10,
+                std::chrono::milliseconds{200}, options.call_budget()});
+  if (margin >= fleet_options.lease_ttl) {
+    detail::throw_config_error("fleet: lease_ttl must exceed the client's call budget",
+                               std::to_string(fleet_options.lease_ttl.count()) + " s");
+  }
   auto keeper = std::make_unique<LeaseKeeper>(
       endpoints, detail::fleet_members_prefix(fleet_name) + fleet_options.member_id,
-      LeaseOptions{fleet_options.lease_ttl, {}, join});
+      LeaseOptions{fleet_options.lease_ttl, margin, join});
   if (StoreStatus started = keeper->start(detail::member_value(0, host, ::getpid())); !started) {
     detail::throw_config_error("fleet: the member could not register", started.message());
   }

@@ -400,6 +400,13 @@ struct FleetOf {
   static auto remove_unfenced(Client& client, std::string_view key) {
     const CallMark mark = client.enter();
     client.core_.start_call();
+    struct Unfenced {
+      bool& flag;
+      explicit Unfenced(bool& on) noexcept : flag(on) { flag = true; }
+      Unfenced(const Unfenced&) = delete;
+      auto operator=(const Unfenced&) -> Unfenced& = delete;
+      ~Unfenced() { flag = false; }
+    } const unfenced{client.unfenced_};
     return client.remove_sent(key);
   }
 };

@@ -100,7 +100,9 @@ auto ShardedClient<L>::enter() -> detail::CallMark {
 }
 
 template <Locator L>
-auto ShardedClient<L>::refuse_fenced(std::string_view key, std::string_view value) -> Status {
+[[gnu::cold]] [[gnu::noinline]] auto ShardedClient<L>::refuse_fenced(std::string_view key,
+                                                                     std::string_view value)
+    -> Status {
   if (auto refused = core_.check(key, value)) {
     return std::move(*refused);
   }
@@ -171,6 +173,9 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
     return std::move(*refused);
   }
   refresh();  // always inside a call that marked its seat (get, in_window, remove)
+  if (fenced()) [[unlikely]] {
+    return refuse_fenced(key, value);  // a read never comes here fenced (get answers a miss)
+  }
   core_.forget_avoid();
   const std::size_t primary = snapshot_->locate(key);
   if (core_.expired()) [[unlikely]] {
@@ -260,10 +265,7 @@ auto ShardedClient<L>::in_window(std::string_view key, detail::WriteRule rule, C
   const detail::CallMark mark = enter();
   core_.start_call();
   if (!snapshot_->migration) [[likely]] {
-    if (fenced()) [[unlikely]] {
-      return refuse_fenced(key);
-    }
-    return call();
+    return call();  // run() checks the fence
   }
   if (fenced()) [[unlikely]] {
     return refuse_fenced(key);
