@@ -282,6 +282,12 @@ class History {
   /// record: logs `call` (made by call.writer).
   void record(const Call& call) { calls_.at(call.writer).push_back(call); }
 
+  /// calls: the calls `writer` logged (for a log kept in another process and merged here with
+  /// record()).
+  [[nodiscard]] auto calls(std::uint32_t writer) const -> const std::vector<Call>& {
+    return calls_.at(writer);
+  }
+
   /// record_get: logs a get of `key` by `writer`: `value` is what it
   /// returned (nullopt: a miss), decoded here.
   void record_get(std::uint32_t writer, std::uint32_t key, Errc code, std::size_t server,
