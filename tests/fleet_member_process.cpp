@@ -19,6 +19,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "memshard/fleet.hpp"
@@ -72,7 +73,7 @@ auto run(int argc, char** argv) -> int {
   options.io_timeout = std::chrono::milliseconds{500};
   memshard::FleetOptions fleet_options;
   fleet_options.member_id = "m" + std::to_string(member);
-  fleet_options.lease_ttl = std::chrono::seconds{5};
+  fleet_options.lease_ttl = std::chrono::seconds{3};  // a member stopped holds the fleet back 3 s
   memshard::FleetMember joined = memshard::join_fleet(store, fleet, options, fleet_options);
   auto& client = joined.client();
   const std::chrono::milliseconds bound = client.options().call_budget();
@@ -81,6 +82,9 @@ auto run(int argc, char** argv) -> int {
   using memshard::testing::HistoryClock;
   using memshard::testing::Op;
   while (stop_requested == 0 && std::chrono::steady_clock::now() < end_at) {
+    if (joined.fenced()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});  // its calls would not wait
+    }
     const auto key = static_cast<std::uint32_t>(rng() % keys.size());
     const std::string& name = keys[key];
     const auto roll = rng() % 100;

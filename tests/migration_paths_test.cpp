@@ -1083,12 +1083,16 @@ TEST_F(MigrationTest, ANewWindowOntoServersAnAbortedOneCopiedToIsRefusedUntilFlu
 // A fleet's phases that only invalidate (Fleet::serve with a second placement that is not read
 // through): phase 1 places on the old list and deletes the new owner's copy on every write;
 // phase 3 the other way round. No read, multi-get or copy ever touches the second placement.
+// Phase 1 is the one whose second placement is the next one (deleted last).
 auto serve(Client& client, const std::vector<Server>& placed, const std::vector<Server>& second,
-           bool read_through) -> void {
+           bool read_through, bool phase_one = false,
+           MigrationConsistency consistency = MigrationConsistency::kFast) -> void {
   memshard::Fleet<Ring>::SecondPlacement other;
   other.servers = second;
   other.locator = std::make_shared<const Ring>(second);
   other.read_through = read_through;
+  other.deleted_first = !phase_one;
+  other.options.consistency = consistency;
   memshard::Fleet<Ring>& fleet = memshard::detail::FleetOf<Ring>::of(client);
   fleet.serve(placed, std::make_shared<const Ring>(placed), std::move(other));
   fleet.gate().open_until(std::numeric_limits<std::int64_t>::max());  // a member in good standing
@@ -1110,7 +1114,7 @@ TEST_F(MigrationTest, APreparingPhaseReadsTheOldPlacementAndWritesDeleteTheNewCo
     ASSERT_TRUE(client.set(key, "a-" + key));
     ASSERT_TRUE(put(at(after[next.locate(key)]), key, "b-" + key));
   }
-  serve(client, before, after, false);
+  serve(client, before, after, false, true);
   // Reads: the old owner only, even for a miss there; nothing is copied.
   for (const auto& key : keys.moved) {
     auto hit = client.get(key);
@@ -1157,6 +1161,32 @@ TEST_F(MigrationTest, APreparingPhaseReadsTheOldPlacementAndWritesDeleteTheNewCo
   EXPECT_FALSE(holds(after[next.locate(set_key)], set_key));
 }
 
+// A delete in phase 1 goes to the placement a window copies from (the one in use) before the one
+// it copies to: a read-through between the two steps then finds nothing, or copies what the
+// second step deletes. Seen here through the call's one budget: the other placement's server
+// hangs, and the delete that comes first is the one that is made.
+TEST_F(MigrationTest, APreparingPhaseDeletesWhereAWindowCopiesFromFirst) {
+  const auto before = list(0, 1);
+  const auto after = list(1, 1);  // every key moves
+  ClientOptions opts = options();
+  opts.connect_timeout = std::chrono::milliseconds{50};
+  opts.io_timeout = std::chrono::milliseconds{150};
+  opts.call_timeout = std::chrono::milliseconds{150};  // the hung server takes the whole budget
+  Client client(before, opts);
+  ASSERT_TRUE(client.set("first", "v0"));
+  ASSERT_TRUE(client.set("second", "v0"));
+  serve(client, before, after, false, true);
+  ASSERT_TRUE(client.set("opener", "v"));  // the other server's connection is open
+  const StoppedProcess hung(server(1).pid());
+  (void)client.remove("first");             // the other server's delete times out (journaled)
+  EXPECT_FALSE(holds(before[0], "first"));  // but the source's came first
+  // Phase 3 (the source is the other placement, the retiring one): that one first.
+  serve(client, after, before, false);
+  const auto removed = client.remove("second");
+  EXPECT_FALSE(removed.ok());
+  EXPECT_FALSE(holds(before[0], "second")) << removed;
+}
+
 TEST_F(MigrationTest, ASettlingPhaseReadsTheNewPlacementOnlyAndWritesDeleteTheOldCopy) {
   const auto before = list(0, 4);
   const auto after = list(0, 5);
@@ -1175,6 +1205,32 @@ TEST_F(MigrationTest, ASettlingPhaseReadsTheNewPlacementOnlyAndWritesDeleteTheOl
   EXPECT_EQ(client.get(key).value()->value, "new");
   EXPECT_TRUE(client.remove(other));  // the old owner had it
   EXPECT_FALSE(holds(old_owner(before, other), other));
+}
+
+// Beside a kStrict window (a fleet's phase 3: other members may still read through), a lease's
+// placeholder on the new owner is a miss, never an empty hit; an empty value stored is a hit.
+TEST_F(MigrationTest, ASettlingPhaseBesideAStrictWindowReadsALeasePlaceholderAsAMiss) {
+  const auto before = list(0, 4);
+  const auto after = list(0, 5);
+  Client client(before, options());
+  const Split keys = split(before, after, 300);
+  ASSERT_GE(keys.moved.size(), 2U);
+  const std::string& leased = keys.moved[0];
+  const std::string& empty = keys.moved[1];
+  serve(client, after, before, false, false, MigrationConsistency::kStrict);
+  // Another member's read-through took the lease: the placeholder is on the new owner.
+  ASSERT_TRUE(at(client.server_for(leased)).command("mg " + leased + " N30 v").find(" W") !=
+              std::string::npos);
+  ASSERT_TRUE(client.set(empty, ""));  // an empty value stored: a real hit
+  auto got = client.get(leased);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(got.value().has_value());
+  got = client.get(empty);
+  ASSERT_TRUE(got.value().has_value());
+  EXPECT_EQ(got.value()->value, "");
+  const auto many = client.get_multi({std::string_view(leased), std::string_view(empty)});
+  EXPECT_FALSE(many.items[0].has_value());
+  EXPECT_TRUE(many.items[1].has_value());
 }
 
 TEST_F(MigrationTest, AServedFleetRefusesTheClientsOwnChangesAndEndsAnOpenWindow) {
@@ -1211,7 +1267,7 @@ TEST_F(MigrationTest, AClosedGateReadsMissesAndRefusesWritesKeepingTheirKeys) {
   const std::string& other = keys.moved.at(1);
   ASSERT_TRUE(client.set(kept, "v0"));
   ASSERT_TRUE(client.set(other, "v0"));
-  serve(client, before, after, false);
+  serve(client, before, after, false, true);
   memshard::Fleet<Ring>& fleet = memshard::detail::FleetOf<Ring>::of(client);
   fleet.gate().close();
   Client clone = client.clone();

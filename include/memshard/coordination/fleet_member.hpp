@@ -97,19 +97,23 @@ inline void serve_record(Fleet<AnyLocator>& fleet, const FleetRecord& record) {
   switch (change.phase) {
     case FleetPhase::kPrepare:
       fleet.serve(now.servers, placement_locator(now),
-                  Second{next.servers, placement_locator(next), false, {}});
+                  Second{next.servers, placement_locator(next), false, {}, false});
       return;
     case FleetPhase::kReadThrough: {
       MigrationOptions options;
       options.consistency = change.consistency;
       fleet.serve(next.servers, placement_locator(next),
-                  Second{now.servers, placement_locator(now), true, options});
+                  Second{now.servers, placement_locator(now), true, options, true});
       return;
     }
-    case FleetPhase::kSettle:
+    case FleetPhase::kSettle: {
+      // Beside the window's last readers: their kStrict lease placeholders read as misses.
+      MigrationOptions options;
+      options.consistency = change.consistency;
       fleet.serve(next.servers, placement_locator(next),
-                  Second{now.servers, placement_locator(now), false, {}});
+                  Second{now.servers, placement_locator(now), false, options, true});
       return;
+    }
     case FleetPhase::kDone:
     case FleetPhase::kSteady:
       fleet.serve(next.servers, placement_locator(next), std::nullopt);

@@ -189,7 +189,7 @@ class Fleet {
     }
     check_aborted_copies(servers, options);
     install(paired(std::move(servers), std::move(locator), current_->servers(), current_->locator,
-                   options, true));
+                   options, true, true));
   }
 
   /// SecondPlacement: the other placement of a fleet's change, served beside the one that places
@@ -200,6 +200,9 @@ class Fleet {
     /// A migration window (misses read it and copy forward), or only invalidated by every write.
     bool read_through = false;
     MigrationOptions options;  ///< the window's (read_through)
+    /// Whether a delete reaches it first (MigrationPlacement::deleted_first): where a window
+    /// copies from. False for the next placement of a change (phase 1).
+    bool deleted_first = true;
   };
 
   /// serve: publishes `servers` placed by `locator`, beside `second` when given: a phase of a
@@ -218,7 +221,8 @@ class Fleet {
     std::shared_ptr<FleetSnapshot<L>> next;
     if (second) {
       next = paired(std::move(servers), std::move(locator), std::move(second->servers),
-                    std::move(second->locator), second->options, second->read_through);
+                    std::move(second->locator), second->options, second->read_through,
+                    second->deleted_first);
     } else {
       next = std::make_shared<FleetSnapshot<L>>();
       next->placed = servers.size();
@@ -284,7 +288,7 @@ class Fleet {
   // `second` (mapped onto the same members: `servers`, then the servers only the second list has).
   auto paired(std::vector<Server> servers, std::shared_ptr<const L> locator,
               std::vector<Server> second_servers, std::shared_ptr<const L> second,
-              const MigrationOptions& options, bool read_through)
+              const MigrationOptions& options, bool read_through, bool deleted_first)
       -> std::shared_ptr<FleetSnapshot<L>> {
     auto next = std::make_shared<FleetSnapshot<L>>();
     auto placement = std::make_shared<MigrationPlacement<L>>();
@@ -306,6 +310,7 @@ class Fleet {
     placement->servers = std::move(second_servers);
     placement->options = options;
     placement->read_through = read_through;
+    placement->deleted_first = deleted_first;
     placement->state = std::make_shared<detail::MigrationState>(members.size());
     next->members.health = registry_.acquire(members);
     next->members.servers = std::move(members);

@@ -173,6 +173,12 @@ struct MigrationPlacement {
   /// (coordination/fleet_phases.hpp): no read goes to this placement and nothing is copied to or
   /// from it; every write still deletes its key's copy there.
   bool read_through = true;
+  /// deleted_first: whether a delete reaches this placement before the one that places keys.
+  /// True where a window copies from (the old placement of a window, the first of a fleet's
+  /// change in its phase 3); false in a fleet's phase 1, whose other placement is where the
+  /// window will copy to. A delete goes to the copies' source first, so that a read-through
+  /// between its two steps finds nothing to copy, or copies what its second step deletes.
+  bool deleted_first = true;
 
   /// old_owner: the member that held the sent key `key` under the old
   /// placement.

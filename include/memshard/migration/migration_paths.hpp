@@ -138,6 +138,15 @@ class MigrationPaths {
   /// reads the old owner without copying.
   auto strict_read(std::size_t fresh, std::size_t old, std::string_view key) -> StrictRead;
 
+  /// placeholder: whether `key` on member `s` is a kStrict read-through's lease placeholder (an
+  /// empty value without flags to a plain get, filled by the reader that holds the lease): what
+  /// a reader beside a window (a fleet's phase 3) must take for a miss. Meta only; false
+  /// otherwise.
+  auto placeholder(std::size_t s, std::string_view key) -> bool {
+    const Fetched own = fetch_full(s, key, io_deadline());
+    return own.by_meta && own.reply.win_sent;
+  }
+
   /// remove: deletes `key` on member `s` (only while its cas is `cas`, when
   /// not 0 and the server has meta commands): MEMCACHED_SUCCESS,
   /// MEMCACHED_NOTFOUND, MEMCACHED_DATA_EXISTS (another value), or a failure.

@@ -70,7 +70,14 @@ class MigrationWindow {
   /// then holds what it found, with the new owner's cas).
   void after_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
     if (!migration_->read_through) {
-      return;  // a phase that only invalidates: reads stay on the placement
+      // A phase that only invalidates: reads stay on the placement. Beside a kStrict window (a
+      // fleet's phase 3), a reader there may hold a lease on this key: its placeholder is a miss.
+      if (item && strict() && item->value.empty() && item->flags == 0 &&
+          at == snapshot_->locate(key) && migration_->old_owner(key) != at &&
+          paths().placeholder(at, key)) {
+        item.reset();
+      }
+      return;
     }
     MigrationState::Counters& c = migration_->state->counters();
     if (item && strict() && item->value.empty() && item->flags == 0 &&
@@ -188,7 +195,8 @@ class MigrationWindow {
   }
 
   /// remove: deletes a moved key on its old owner first, then (`call()`) on
-  /// the new one; kNotFound only when neither had it.
+  /// the new one (in a fleet's phase 1 the other way round: MigrationPlacement::deleted_first);
+  /// kNotFound only when neither had it.
   template <class Call>
   auto remove(std::string_view key, Call&& call) -> Status {
     if (!is_valid_key(key) || core_->expired()) {
@@ -199,6 +207,16 @@ class MigrationWindow {
       return call();
     }
     (void)core_->call_deadline();  // both deletes share the call's deadline
+    if (!migration_->deleted_first) {
+      // A fleet's phase 1: the other placement is where a window copies to, this one where it
+      // copies from (the source first).
+      Status status = call();
+      const memcached_return_t second = paths().invalidate(old, key);
+      if (status.code() == Errc::kNotFound && second == MEMCACHED_SUCCESS) {
+        return Status(Errc::kOk, MEMCACHED_SUCCESS, status.server());  // on the other one
+      }
+      return status;
+    }
     const memcached_return_t first = paths().invalidate(old, key);
     Status status = call();
     if (status.code() == Errc::kNotFound && first == MEMCACHED_SUCCESS) {
@@ -260,8 +278,22 @@ class MigratedMultiGet {
            ClientCore& core, MetaPool& meta, BatchPlan& plan, PerServerMultiGet& per_server,
            FirstRound&& first_round, OnThrow&& on_throw, OnHit& on_hit, OnFailure& on_failure) {
     const MigrationPlacement<L>& migration = *snapshot.migration;
-    if (!migration.read_through) {
-      first_round(keys, on_hit, on_failure);  // a phase that only invalidates
+    if (!migration.read_through) {  // a phase that only invalidates
+      if (migration.options.consistency != MigrationConsistency::kStrict) {
+        first_round(keys, on_hit, on_failure);
+        return;
+      }
+      // Beside a kStrict window: a lease's placeholder is a miss (MigrationWindow::after_get).
+      MigrationPaths path = MigrationWindow<L>(core, meta, snapshot).paths();
+      auto hit = [&](std::size_t index, const ItemView& item) {
+        const std::size_t at = plan.server_of[index];
+        if (item.value.empty() && item.flags == 0 && at == snapshot.locate(keys[index]) &&
+            migration.old_owner(keys[index]) != at && path.placeholder(at, keys[index])) {
+          return;
+        }
+        on_hit(index, item);
+      };
+      first_round(keys, hit, on_failure);
       return;
     }
     MigrationState::Counters& c = migration.state->counters();
