@@ -46,6 +46,14 @@ constexpr std::size_t kMembers = 4;
 constexpr std::size_t kKeys = 64;
 constexpr milliseconds kWait{20'000};
 
+// Enough calls were checked, and none broke a rule.
+void expect_clean(const HistoryReport& report) {
+  EXPECT_GT(report.hits, 1'000U);
+  EXPECT_EQ(report.wrong_values, 0U);
+  EXPECT_EQ(report.stale_reads, 0U);
+  EXPECT_EQ(report.lost_writes, 0U);
+}
+
 class FleetProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -163,11 +171,7 @@ class FleetProcessTest : public ::testing::Test {
 };
 
 TEST_F(FleetProcessTest, AStrictMigrationAcrossMemberProcessesServesNothingStale) {
-  const HistoryReport report = migrate(MigrationConsistency::kStrict);
-  EXPECT_GT(report.hits, 1'000U);
-  EXPECT_EQ(report.wrong_values, 0U);
-  EXPECT_EQ(report.stale_reads, 0U);
-  EXPECT_EQ(report.lost_writes, 0U);
+  expect_clean(migrate(MigrationConsistency::kStrict));
 }
 
 TEST_F(FleetProcessTest, AFastMigrationAcrossMemberProcessesServesAlmostNothingStale) {
@@ -209,11 +213,7 @@ TEST_F(FleetProcessTest, AReconfigureAcrossMemberProcessesServesNothingStale) {
     ASSERT_TRUE(grown.ok()) << grown;
     let_traffic_pass(3'000);
   }
-  const HistoryReport report = stop_and_check();
-  EXPECT_GT(report.hits, 1'000U);
-  EXPECT_EQ(report.wrong_values, 0U);
-  EXPECT_EQ(report.stale_reads, 0U);
-  EXPECT_EQ(report.lost_writes, 0U);
+  expect_clean(stop_and_check());
 }
 
 // A member stopped (SIGSTOP) before the migration and continued after its commit, and still
@@ -252,11 +252,7 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   }
   ASSERT_TRUE(back) << "m0 did not catch up";
   let_traffic_pass(3'000);
-  const HistoryReport report = stop_and_check();
-  EXPECT_GT(report.hits, 1'000U);
-  EXPECT_EQ(report.wrong_values, 0U);
-  EXPECT_EQ(report.stale_reads, 0U);
-  EXPECT_EQ(report.lost_writes, 0U);
+  expect_clean(stop_and_check());
 }
 
 }  // namespace
