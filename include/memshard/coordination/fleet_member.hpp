@@ -283,7 +283,10 @@ class FleetMember {
           }
           record.swap(newest);
         }
-        if (keeper.fenced()) {
+        // A lapse: the lease may have lapsed (fenced), calls were refused (the gate closed by
+        // the clock before the follower moved it), or etcd did let it lapse (a new lease): the
+        // fleet may have moved on without this member.
+        if (keeper.fenced() || fleet.gate().closed() || keeper.renewals() != renewals_seen) {
           lapsed = true;
           fleet.gate().close();
         }
@@ -314,6 +317,7 @@ class FleetMember {
     // After a lapse, once the lease is kept alive again: the newest record served, the kept
     // keys deleted by its rules, the gate open. Whether it got that far.
     auto recover() -> bool {
+      const std::uint64_t renewals = keeper.renewals();
       if (keeper.fenced()) {
         return false;
       }
@@ -335,9 +339,10 @@ class FleetMember {
       for (const std::string& key : fleet.gate().take()) {
         (void)detail::FleetOf<AnyLocator>::remove_unfenced(replayer, key);
       }
-      if (keeper.fenced()) {
-        return false;
+      if (keeper.fenced() || keeper.renewals() != renewals) {
+        return false;  // lapsed again meanwhile: once more
       }
+      renewals_seen = renewals;
       fleet.gate().open_until(fence_ns());
       return true;
     }
@@ -401,6 +406,7 @@ class FleetMember {
     std::optional<FleetRecord> newest;  // a newer record, waiting for the follower
     std::int64_t acked = 0;             // the epoch acknowledged last
     std::int64_t unacked = 0;           // the follower's: an epoch served, not acknowledged yet
+    std::uint64_t renewals_seen = 0;    // the follower's: keeper.renewals() when last recovered
     std::chrono::steady_clock::time_point next_ack;  // when to try that again
     std::string error;                               // why the newest record could not be served
     std::chrono::milliseconds period;                // between reads of the record
