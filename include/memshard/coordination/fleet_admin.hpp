@@ -78,12 +78,17 @@ using FleetProgressFn = std::function<void(const FleetProgress&)>;
 
 namespace detail {
 
+/// fleet_name_char: whether a fleet's or a member's name may hold `c`: [A-Za-z0-9._-].
+[[nodiscard]] constexpr auto fleet_name_char(char c) noexcept -> bool {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
 /// validate_fleet_name: throws ConfigError unless `name` is 1 to 128 of [A-Za-z0-9._-].
 inline void validate_fleet_name(std::string_view name) {
   bool ok = !name.empty() && name.size() <= 128;
   for (const char c : name) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '_' || c == '-');
+    ok = ok && fleet_name_char(c);
   }
   if (!ok) {
     throw_config_error("a fleet's name is 1 to 128 letters, digits, '.', '_' or '-'", name);

@@ -99,19 +99,14 @@ inline void serve_record(Fleet<AnyLocator>& fleet, const FleetRecord& record) {
       fleet.serve(now.servers, placement_locator(now),
                   Second{next.servers, placement_locator(next), false, {}, false});
       return;
-    case FleetPhase::kReadThrough: {
-      MigrationOptions options;
-      options.consistency = change.consistency;
-      fleet.serve(next.servers, placement_locator(next),
-                  Second{now.servers, placement_locator(now), true, options, true});
-      return;
-    }
+    case FleetPhase::kReadThrough:
     case FleetPhase::kSettle: {
-      // Beside the window's last readers: their kStrict lease placeholders read as misses.
+      // The window, then beside its last readers (their kStrict placeholders read as misses).
       MigrationOptions options;
       options.consistency = change.consistency;
       fleet.serve(next.servers, placement_locator(next),
-                  Second{now.servers, placement_locator(now), false, options, true});
+                  Second{now.servers, placement_locator(now),
+                         change.phase == FleetPhase::kReadThrough, options, true});
       return;
     }
     case FleetPhase::kDone:
@@ -134,9 +129,7 @@ inline void serve_record(Fleet<AnyLocator>& fleet, const FleetRecord& record) {
 [[nodiscard]] inline auto default_member_id() -> std::string {
   std::string host = member_host().substr(0, 64);
   for (char& c : host) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '.' || c == '_' || c == '-';
-    c = plain ? c : '-';
+    c = fleet_name_char(c) ? c : '-';
   }
   std::random_device device;
   return host + "-" + std::to_string(::getpid()) + "-" + std::to_string(device() % 1'000'000U);
@@ -184,10 +177,7 @@ class FleetMember {
   }
 
   /// record: the newest record the member serves (acknowledged or about to be).
-  [[nodiscard]] auto record() const -> FleetRecord {
-    const std::lock_guard<std::mutex> lock(state_->mutex);
-    return state_->served;
-  }
+  [[nodiscard]] auto record() const -> FleetRecord { return state_->current(); }
 
   /// fenced: whether the member's client family is fenced now (fleet/fence_gate.hpp): its lease
   /// may have lapsed, or it has not yet caught up with the record since it did. Its calls then
@@ -221,8 +211,7 @@ class FleetMember {
           replayer(client.clone()),
           fleet(detail::FleetOf<AnyLocator>::of(client)),
           etcd(endpoints, options.etcd),
-          keeper_owned(std::move(registered)),
-          keeper(*keeper_owned),
+          keeper(std::move(registered)),
           served(std::move(record)),
           period(std::chrono::duration_cast<std::chrono::milliseconds>(options.lease_ttl) / 3) {}
 
@@ -254,14 +243,17 @@ class FleetMember {
       wake.notify_all();
     }
 
-    void read_record() {
+    // The record as etcd has it now, when it answers.
+    [[nodiscard]] auto fetch() -> std::optional<FleetRecord> {
       StoreResult<StoreRange> got = etcd.get(detail::fleet_record_key(fleet_name));
-      if (got && !got->entries.empty()) {
-        StoreResult<FleetRecord> decoded = decode_fleet_record(got->entries.front().value);
-        if (decoded) {
-          offer(std::move(decoded).value());
-        }
+      if (!got || got->entries.empty()) {
+        return std::nullopt;
       }
+      StoreResult<FleetRecord> decoded = decode_fleet_record(got->entries.front().value);
+      if (!decoded) {
+        return std::nullopt;
+      }
+      return std::move(decoded).value();
     }
 
     // The follower: serves each newer record, reads the record every `period`, and keeps the
@@ -283,17 +275,20 @@ class FleetMember {
           }
           record.swap(newest);
         }
-        // A lapse: the lease may have lapsed (fenced), calls were refused (the gate closed by
-        // the clock before the follower moved it), or etcd did let it lapse (a new lease): the
-        // fleet may have moved on without this member.
-        if (keeper.fenced() || fleet.gate().closed() || keeper.renewals() != renewals_seen) {
+        // A lapse: calls were refused (the gate closed by the clock before the follower moved
+        // it; its fence is never later than the lease's, so a lease that may have lapsed closed
+        // it), or etcd did let the lease lapse (a new one): the fleet may have moved on without
+        // this member.
+        if (fleet.gate().closed() || keeper->renewals() != renewals_seen) {
           lapsed = true;
           fleet.gate().close();
         }
         if (record) {
           serve(std::move(*record));
         } else if (Clock::now() >= next_read) {
-          read_record();
+          if (std::optional<FleetRecord> read = fetch()) {
+            offer(std::move(*read));
+          }
           next_read = Clock::now() + period;
         }
         if (unacked != 0 && Clock::now() >= next_ack) {
@@ -310,28 +305,24 @@ class FleetMember {
     // The lease's fence, in steady clock ns.
     [[nodiscard]] auto fence_ns() const noexcept -> std::int64_t {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 keeper.fence_at().time_since_epoch())
+                 keeper->fence_at().time_since_epoch())
           .count();
     }
 
     // After a lapse, once the lease is kept alive again: the newest record served, the kept
     // keys deleted by its rules, the gate open. Whether it got that far.
     auto recover() -> bool {
-      const std::uint64_t renewals = keeper.renewals();
-      if (keeper.fenced()) {
+      const std::uint64_t renewals = keeper->renewals();
+      if (keeper->fenced()) {
         return false;
       }
-      StoreResult<StoreRange> got = etcd.get(detail::fleet_record_key(fleet_name));
-      if (!got || got->entries.empty()) {
+      std::optional<FleetRecord> newest_read = fetch();
+      if (!newest_read) {
         return false;
       }
-      StoreResult<FleetRecord> decoded = decode_fleet_record(got->entries.front().value);
-      if (!decoded) {
-        return false;
-      }
-      if (decoded->epoch > current().epoch) {
-        const std::int64_t epoch = decoded->epoch;
-        serve(std::move(decoded).value());
+      if (newest_read->epoch > current().epoch) {
+        const std::int64_t epoch = newest_read->epoch;
+        serve(std::move(*newest_read));
         if (current().epoch != epoch) {
           return false;  // it could not be served
         }
@@ -339,7 +330,7 @@ class FleetMember {
       for (const std::string& key : fleet.gate().take()) {
         (void)detail::FleetOf<AnyLocator>::remove_unfenced(replayer, key);
       }
-      if (keeper.fenced() || keeper.renewals() != renewals) {
+      if (keeper->fenced() || keeper->renewals() != renewals) {
         return false;  // lapsed again meanwhile: once more
       }
       renewals_seen = renewals;
@@ -378,7 +369,7 @@ class FleetMember {
 
     // Writes `epoch` under the member's key; a failure is tried again a little later.
     void acknowledge(std::int64_t epoch) {
-      if (!keeper.update(detail::member_value(epoch, host, ::getpid()))) {
+      if (!keeper->update(detail::member_value(epoch, host, ::getpid()))) {
         unacked = epoch;
         next_ack = std::chrono::steady_clock::now() + std::chrono::milliseconds{200};
         return;
@@ -397,8 +388,7 @@ class FleetMember {
     ShardedClient<AnyLocator> replayer;  // the follower's clone of it
     Fleet<AnyLocator>& fleet;
     EtcdClient etcd;  // the follower's reads
-    std::unique_ptr<LeaseKeeper> keeper_owned;
-    LeaseKeeper& keeper;
+    std::unique_ptr<LeaseKeeper> keeper;
     mutable std::mutex mutex;
     std::condition_variable wake;
     bool stop = false;
@@ -406,7 +396,7 @@ class FleetMember {
     std::optional<FleetRecord> newest;  // a newer record, waiting for the follower
     std::int64_t acked = 0;             // the epoch acknowledged last
     std::int64_t unacked = 0;           // the follower's: an epoch served, not acknowledged yet
-    std::uint64_t renewals_seen = 0;    // the follower's: keeper.renewals() when last recovered
+    std::uint64_t renewals_seen = 0;    // the follower's: keeper->renewals() when last recovered
     std::chrono::steady_clock::time_point next_ack;  // when to try that again
     std::string error;                               // why the newest record could not be served
     std::chrono::milliseconds period;                // between reads of the record
@@ -504,7 +494,7 @@ inline auto join_fleet(std::string_view store_url, std::string_view fleet_name,
                                                     std::move(client), record, std::move(keeper));
   detail::serve_record(state->fleet, record);  // no call has begun yet: nothing to wait for
   if (StoreStatus acked =
-          state->keeper.update(detail::member_value(record.epoch, host, ::getpid()));
+          state->keeper->update(detail::member_value(record.epoch, host, ::getpid()));
       !acked) {
     detail::throw_config_error("fleet: the member could not register", acked.message());
   }
