@@ -9,11 +9,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "support/etcd_server.hpp"
+#include "support/server_set.hpp"
 
 namespace fleet_admin_test {
 namespace {
@@ -31,10 +34,12 @@ auto steady_record() -> FleetRecord {
   return record;
 }
 
+// Its placements name servers that do not exist: nothing is swept (so each swept server is
+// recorded as holding stale copies). FleetAdminSweepTest sweeps real ones.
 class FleetAdminTest : public ::testing::Test {
  protected:
   EtcdServer etcd_;
-  FleetAdmin admin_{etcd_.url()};
+  FleetAdmin admin_{etcd_.url(), {}, memshard::FleetSweep{false, {}}};
 };
 
 TEST_F(FleetAdminTest, AFleetIsCreatedOnceAtEpochOneAndReadBack) {
@@ -255,7 +260,7 @@ TEST_F(FleetAdminTest, AnAbortStepsBackThroughPhaseOneAndHoldsTheCopiedServers) 
   const auto view = admin_.show("web");
   EXPECT_FALSE(view->record.change.has_value());
   EXPECT_EQ(view->record.placement, steady_record().placement);
-  EXPECT_EQ(view->record.aborted_copies, std::vector<std::string>{"10.0.0.3:11211"});
+  EXPECT_EQ(view->record.stale_copies, std::vector<std::string>{"10.0.0.3:11211"});
   EXPECT_EQ(view->record.epoch, 5);
   const auto held = admin_.apply("web", migrate_to("10.0.0.3:11211"), kWait);
   EXPECT_EQ(held.code(), StoreErrc::kRejected);
@@ -263,7 +268,7 @@ TEST_F(FleetAdminTest, AnAbortStepsBackThroughPhaseOneAndHoldsTheCopiedServers) 
   memshard::FleetCommand flushed = migrate_to("10.0.0.3:11211");
   flushed.flushed = true;
   ASSERT_TRUE(admin_.apply("web", flushed, kWait).ok());
-  EXPECT_TRUE(admin_.show("web")->record.aborted_copies.empty());
+  EXPECT_TRUE(admin_.show("web")->record.stale_copies.empty());
 }
 
 TEST_F(FleetAdminTest, ASecondCoordinatorsWriteStopsThisOne) {
@@ -302,6 +307,124 @@ TEST_F(FleetAdminTest, ASwitchWithoutMembersGoesStraightThrough) {
   memshard::FleetCommand bad = to_c;
   bad.next.profile = "no-such-profile";
   EXPECT_THROW((void)admin_.apply("web", bad, kWait), memshard::ConfigError);
+}
+
+// A commit sweeps the old placement's servers, and an abort after a read-through window the
+// abandoned placement's, against real memcached servers; a server that cannot be swept goes in
+// the record's stale_copies.
+class FleetAdminSweepTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { servers_ = std::make_unique<memshard::testing::ServerSet>(3); }
+  static void TearDownTestSuite() { servers_.reset(); }
+  void SetUp() override { ASSERT_TRUE(servers_->reset()); }
+
+  static auto record_on(std::vector<memshard::Server> servers) -> FleetRecord {
+    FleetRecord record;
+    record.placement = {std::move(servers), "libmemcached-ketama", {}};
+    record.key_prefix = "app:";
+    return record;
+  }
+  static auto change_to(memshard::FleetCommandKind kind, std::vector<memshard::Server> servers)
+      -> memshard::FleetCommand {
+    return memshard::FleetCommand{kind, {std::move(servers), "libmemcached-ketama", {}}, {}, false};
+  }
+  static auto store(std::size_t server, const std::string& key) -> bool {
+    return (*servers_)[server].command("ms app:" + key + " 1 T0\r\nx") == "HD\r\n";
+  }
+  static auto holds(std::size_t server, const std::string& key) -> bool {
+    return (*servers_)[server].command("mg app:" + key + " v").starts_with("VA ");
+  }
+  // The index of the test server whose port `server` has.
+  static auto index(const memshard::Server& server) -> std::size_t {
+    for (std::size_t i = 0; i < servers_->size(); ++i) {
+      if ((*servers_)[i].port() == server.port) {
+        return i;
+      }
+    }
+    return servers_->size();
+  }
+
+  EtcdServer etcd_;
+  FleetAdmin admin_{etcd_.url()};
+  static inline std::unique_ptr<memshard::testing::ServerSet> servers_;
+};
+
+TEST_F(FleetAdminSweepTest, ACommitDeletesTheMovedKeysFromTheOldServers) {
+  const std::vector<memshard::Server> a = servers_->list(0, 2);
+  const std::vector<memshard::Server> b = servers_->list(0, 3);
+  ASSERT_TRUE(admin_.create("web", record_on(a)).ok());
+  const memshard::AnyLocator on_a = memshard::make_locator("libmemcached-ketama", a);
+  const memshard::AnyLocator on_b = memshard::make_locator("libmemcached-ketama", b);
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_TRUE(store(index(a[on_a.locate(key)]), key));
+  }
+  FakeMember member(etcd_.url(), "m");
+  ASSERT_TRUE(
+      admin_.apply("web", change_to(memshard::FleetCommandKind::kReconfigure, b), kWait).ok());
+  const memshard::SweepReport& swept = admin_.last_sweep();
+  ASSERT_EQ(swept.servers.size(), 2U);
+  EXPECT_TRUE(swept.complete());
+  int moved = 0;
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const std::size_t was = index(a[on_a.locate(key)]);
+    const bool stays = index(b[on_b.locate(key)]) == was;
+    moved += stays ? 0 : 1;
+    EXPECT_EQ(holds(was, key), stays) << key;
+  }
+  EXPECT_GT(moved, 30);
+  EXPECT_EQ(swept.servers[0].deleted + swept.servers[1].deleted, static_cast<std::uint64_t>(moved));
+  EXPECT_TRUE(admin_.show("web")->record.stale_copies.empty());
+}
+
+TEST_F(FleetAdminSweepTest, AnAbortAfterTheWindowDeletesTheCopiesItMade) {
+  const std::vector<memshard::Server> a = servers_->list(0, 2);
+  const std::vector<memshard::Server> b = servers_->list(0, 3);
+  ASSERT_TRUE(admin_.create("web", record_on(a)).ok());
+  const memshard::AnyLocator on_a = memshard::make_locator("libmemcached-ketama", a);
+  FakeMember member(etcd_.url(), "m");
+  ASSERT_TRUE(admin_.apply("web", change_to(memshard::FleetCommandKind::kMigrate, b), kWait).ok());
+  // Copies the window made on the new server, and keys of A's that stay.
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_TRUE(store(2, key));
+    ASSERT_TRUE(store(index(a[on_a.locate(key)]), key));
+  }
+  ASSERT_TRUE(admin_.apply("web", command(memshard::FleetCommandKind::kAbort), kWait).ok());
+  EXPECT_TRUE(admin_.last_sweep().complete());
+  EXPECT_EQ(admin_.last_sweep().servers.size(), 3U);
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    EXPECT_FALSE(holds(2, key)) << key;
+    EXPECT_TRUE(holds(index(a[on_a.locate(key)]), key)) << key;
+  }
+  // Swept whole: nothing waits for a flush (without the sweep, the new server would).
+  EXPECT_TRUE(admin_.show("web")->record.stale_copies.empty());
+  EXPECT_TRUE(admin_.apply("web", change_to(memshard::FleetCommandKind::kMigrate, b), kWait).ok());
+}
+
+TEST_F(FleetAdminSweepTest, AServerThatCannotBeSweptIsRecordedAsHoldingStaleCopies) {
+  memshard::testing::MemcachedServer gone;
+  std::vector<memshard::Server> a = servers_->list(0, 1);
+  a.push_back(memshard::parse_server(gone.spec()));
+  ASSERT_TRUE(admin_.create("web", record_on(a)).ok());
+  gone.stop();
+  FakeMember member(etcd_.url(), "m");
+  ASSERT_TRUE(admin_
+                  .apply("web",
+                         change_to(memshard::FleetCommandKind::kReconfigure, servers_->list(0, 2)),
+                         kWait)
+                  .ok());
+  ASSERT_EQ(admin_.last_sweep().servers.size(), 2U);
+  EXPECT_TRUE(admin_.last_sweep().servers[0].ok());
+  EXPECT_FALSE(admin_.last_sweep().servers[1].ok());
+  EXPECT_EQ(admin_.show("web")->record.stale_copies, std::vector<std::string>{gone.spec()});
+  // Back onto it only once flushed.
+  const auto held =
+      admin_.apply("web", change_to(memshard::FleetCommandKind::kReconfigure, a), kWait);
+  EXPECT_EQ(held.code(), StoreErrc::kRejected);
+  EXPECT_NE(held.message().find(gone.spec()), std::string::npos) << held;
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST(FleetPhasesTest, AMigrationOpensItsWindowThenCommitsToTheNewPlacement) {
   EXPECT_EQ(committed.phases, (std::vector<int>{3, 4, 0}));
   EXPECT_EQ(committed.last.placement, kB);
   EXPECT_FALSE(committed.last.change.has_value());
-  EXPECT_TRUE(committed.last.aborted_copies.empty());
+  EXPECT_TRUE(committed.last.stale_copies.empty());
   EXPECT_EQ(committed.last.epoch, 6);
 }
 
@@ -109,7 +109,7 @@ TEST(FleetPhasesTest, AnAbortFromTheWindowStepsBackAndLeavesItsServersToFlush) {
   EXPECT_TRUE(aborted.refused.empty()) << aborted.refused;
   EXPECT_EQ(aborted.phases, (std::vector<int>{1, 0}));
   EXPECT_EQ(aborted.last.placement, kA);
-  EXPECT_EQ(aborted.last.aborted_copies,
+  EXPECT_EQ(aborted.last.stale_copies,
             (std::vector<std::string>{"10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"}));
   // Onto those servers again only once flushed, which clears them.
   const Drive held = drive(aborted.last, migrate(kB), kB);
@@ -117,7 +117,7 @@ TEST(FleetPhasesTest, AnAbortFromTheWindowStepsBackAndLeavesItsServersToFlush) {
   EXPECT_TRUE(held.phases.empty());
   const Drive flushed = drive(aborted.last, migrate(kB, true), kB);
   EXPECT_TRUE(flushed.refused.empty()) << flushed.refused;
-  EXPECT_TRUE(flushed.last.aborted_copies.empty());
+  EXPECT_TRUE(flushed.last.stale_copies.empty());
 }
 
 TEST(FleetPhasesTest, AnAbortBeforeTheWindowLeavesNothingToFlush) {
@@ -126,7 +126,7 @@ TEST(FleetPhasesTest, AnAbortBeforeTheWindowLeavesNothingToFlush) {
       memshard::FleetChange{FleetChangeKind::kMigrate, FleetPhase::kPrepare, kB, {}, false};
   const Drive aborted = drive(prepared, command(FleetCommandKind::kAbort), kA);
   EXPECT_EQ(aborted.phases, (std::vector<int>{0}));
-  EXPECT_TRUE(aborted.last.aborted_copies.empty());
+  EXPECT_TRUE(aborted.last.stale_copies.empty());
 }
 
 TEST(FleetPhasesTest, ACommandWhoseTargetIsReachedIsDone) {

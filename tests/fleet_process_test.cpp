@@ -199,20 +199,26 @@ auto FleetProcessTest::migrate(MigrationConsistency consistency) -> HistoryRepor
   return stop_and_check();
 }
 
-// Two grows (3 -> 4 -> 5): a grow moves keys only onto the new server. (A shrink back onto a
-// server that lost keys earlier would read the old copies it kept: docs/fleet.md.)
+// Two grows and two shrinks (3 -> 4 -> 5 -> 4 -> 3): a shrink brings keys back onto servers
+// that lost them before, which the sweep of each commit emptied of their old copies.
 TEST_F(FleetProcessTest, AReconfigureAcrossMemberProcessesServesNothingStale) {
   memshard::FleetRecord record;
   record.placement = placement(3);
   ASSERT_TRUE(admin_.create("web", record).ok());
   start_members();
   let_traffic_pass(3'000);
-  for (const std::size_t count : {4U, 5U}) {
-    const FleetCommand grow{FleetCommandKind::kReconfigure, placement(count), {}, false};
-    const auto grown = admin_.apply("web", grow, kWait);
-    ASSERT_TRUE(grown.ok()) << grown;
+  std::uint64_t deleted = 0;
+  for (const std::size_t count : {4U, 5U, 4U, 3U}) {
+    const FleetCommand change{FleetCommandKind::kReconfigure, placement(count), {}, false};
+    const auto changed = admin_.apply("web", change, kWait);
+    ASSERT_TRUE(changed.ok()) << changed;
+    ASSERT_TRUE(admin_.last_sweep().complete());
+    for (const memshard::SweptServer& swept : admin_.last_sweep().servers) {
+      deleted += swept.deleted;
+    }
     let_traffic_pass(3'000);
   }
+  EXPECT_GT(deleted, 0U);
   expect_clean(stop_and_check());
 }
 

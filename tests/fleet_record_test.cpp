@@ -43,7 +43,7 @@ auto full_record() -> FleetRecord {
   change.consistency = memshard::MigrationConsistency::kStrict;
   change.copied = true;
   record.change = change;
-  record.aborted_copies = {"10.0.0.9:11211", "[::1]:11213"};
+  record.stale_copies = {"10.0.0.9:11211", "[::1]:11213"};
   return record;
 }
 
@@ -98,9 +98,9 @@ TEST(FleetRecordTest, ARecordIsReadStrictly) {
       {edited("\"prefix_hashing\":\"prefixed-key\"", "\"prefix_hashing\":\"both\""),
        "prefix_hashing"},
       {edited("\"failure_policy\":\"failover\"", "\"failure_policy\":\"retry\""), "failure_policy"},
-      {edited("\"aborted_copies\":[\"10.0.0.9:11211\"", "\"aborted_copies\":[7"), "aborted_copies"},
-      {edited("\"aborted_copies\":[\"10.0.0.9:11211\",\"[::1]:11213\"]",
-              "\"aborted_copies\":\"x\""),
+      {edited("\"stale_copies\":[\"10.0.0.9:11211\"", "\"stale_copies\":[7"), "stale_copies"},
+      {edited("\"stale_copies\":[\"10.0.0.9:11211\",\"[::1]:11213\"]",
+              "\"stale_copies\":\"x\""),
        "not a list"},
   };
   for (const auto& [text, why] : bad) {

@@ -14,6 +14,7 @@
 #include "memshard/fleet/fleet.hpp"
 #include "memshard/fleet/server_health.hpp"
 #include "memshard/migration/migration_options.hpp"
+#include "memshard/migration/sweeper.hpp"
 #include "memshard/migration/warmer.hpp"
 #include "memshard/migration/warmer_progress.hpp"
 #include "memshard/observability/prometheus.hpp"

@@ -10,6 +10,7 @@
 #include "memshard/client/result.hpp"
 #include "memshard/errors.hpp"
 #include "memshard/migration/migration_options.hpp"
+#include "memshard/migration/sweeper.hpp"
 #include "memshard/migration/warmer.hpp"
 #include "memshard/migration/warmer_progress.hpp"
 #include "memshard/observability/prometheus.hpp"

@@ -78,6 +78,10 @@ TEST(FleetCommandLineTest, TheChangesAndEvict) {
   ASSERT_TRUE(reconfigure.ok()) << reconfigure.error;
   EXPECT_EQ(reconfigure.command.action, tool::FleetAction::kReconfigure);
   EXPECT_EQ(reconfigure.command.profile, "ring-crc32");
+  EXPECT_FALSE(reconfigure.command.no_sweep);
+  const auto unswept = parse({"commit", "web", "--no-sweep"}, "etcd://e:1");
+  ASSERT_TRUE(unswept.ok()) << unswept.error;
+  EXPECT_TRUE(unswept.command.no_sweep);
   EXPECT_EQ(parse({"commit", "web"}, "etcd://e:1").command.action, tool::FleetAction::kCommit);
   EXPECT_EQ(parse({"abort", "web"}, "etcd://e:1").command.action, tool::FleetAction::kAbort);
   EXPECT_EQ(parse({"abort", "web"}, "etcd://e:1").command.timeout,
@@ -122,6 +126,7 @@ TEST(FleetCommandLineTest, EveryMistakeIsRefusedWithItsReason) {
       {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--consistency", "exact"},
        "--consistency"},
       {{"abort", "web", "--store", "etcd://e:1", "--flushed"}, "--flushed"},
+      {{"migrate", "web", "--store", "etcd://e:1", "--servers", "a", "--no-sweep"}, "--no-sweep"},
       {{"commit", "web", "--store", "etcd://e:1", "--json"}, "no --json"},
       {{"evict", "web", "--store", "etcd://e:1"}, "a member's id"},
       {{"evict", "web", "m", "x", "--store", "etcd://e:1"}, "a member's id"},

@@ -146,9 +146,19 @@ TEST(FleetMainTest, AMigrationWaitsForAMemberBehindUntilItIsEvicted) {
   ASSERT_EQ(opened.status, 0) << opened.err;
   EXPECT_NE(opened.out.find("reads through to the new placement (epoch 3)"), std::string::npos)
       << opened.out;
-  const RunResult committed = run_binary({"--store", etcd.url(), "commit", "web"});
+  // Its servers do not exist: nothing is swept, and the old ones are recorded as holding stale
+  // copies.
+  const RunResult committed = run_binary({"--store", etcd.url(), "commit", "web", "--no-sweep"});
   ASSERT_EQ(committed.status, 0) << committed.err;
   EXPECT_NE(committed.out.find("on its new placement (epoch 6)"), std::string::npos);
+  EXPECT_NE(committed.err.find("10.0.0.2:11211: not swept whole (sweeping is off): recorded as "
+                               "holding stale copies\n"),
+            std::string::npos)
+      << committed.err;
+  const RunResult after = run_binary({"--store", etcd.url(), "show", "web", "--json"});
+  EXPECT_NE(after.out.find("\"stale_copies\":[\"10.0.0.1:11211\",\"10.0.0.2:11211\"]"),
+            std::string::npos)
+      << after.out;
   const RunResult nothing = run_binary({"--store", etcd.url(), "abort", "web"});
   EXPECT_EQ(nothing.status, 1);
   EXPECT_NE(nothing.err.find("no change is in progress"), std::string::npos) << nothing.err;

@@ -20,9 +20,10 @@ namespace {
 /// Parser: the state of one parse; each step returns false once error_ is set.
 class Parser {
  public:
-  Parser(bool json, bool flushed) {
+  Parser(bool json, bool flushed, bool no_sweep) {
     command_.json = json;
     command_.flushed = flushed;
+    command_.no_sweep = no_sweep;
   }
 
   auto parse(std::span<const std::string_view> args, std::string_view store)
@@ -106,6 +107,10 @@ class Parser {
     }
     if (command_.flushed && !moves) {
       return refuse("only migrate and reconfigure take --flushed");
+    }
+    if (command_.no_sweep && action != FleetAction::kCommit && action != FleetAction::kAbort &&
+        action != FleetAction::kReconfigure) {
+      return refuse("only commit, abort and reconfigure take --no-sweep");
     }
     if (command_.json && action != FleetAction::kShow && action != FleetAction::kMembers) {
       return refuse(std::string(verb) + " takes no --json");
@@ -200,20 +205,23 @@ class Parser {
 
 auto parse_fleet_command_line(std::span<const std::string_view> args,
                               std::string_view store_from_environment) -> ParsedFleetCommandLine {
-  // --json and --flushed are the options without a value: take them out first.
+  // --json, --flushed and --no-sweep are the options without a value: take them out first.
   std::vector<std::string_view> rest;
   bool json = false;
   bool flushed = false;
+  bool no_sweep = false;
   for (const std::string_view arg : args) {
     if (arg == "--json") {
       json = true;
     } else if (arg == "--flushed") {
       flushed = true;
+    } else if (arg == "--no-sweep") {
+      no_sweep = true;
     } else {
       rest.push_back(arg);
     }
   }
-  return Parser(json, flushed).parse(rest, store_from_environment);
+  return Parser(json, flushed, no_sweep).parse(rest, store_from_environment);
 }
 
 void print_usage(std::ostream& out) {
@@ -234,9 +242,12 @@ void print_usage(std::ostream& out) {
          "         [--consistency fast|strict] [--flushed]\n"
          "                    opens the read-through window to the new placement; returns once\n"
          "                    every live member reads through it\n"
-         "  commit NAME        moves every member to the new placement alone\n"
-         "  abort NAME         moves every member back to the old placement\n"
+         "  commit NAME [--no-sweep]\n"
+         "                    moves every member to the new placement alone\n"
+         "  abort NAME [--no-sweep]\n"
+         "                    moves every member back to the old placement\n"
          "  reconfigure NAME --servers \"...\" [--profile P] [profile options] [--flushed]\n"
+         "         [--no-sweep]\n"
          "                    switches every member to the new placement, without the window\n"
          "  evict NAME MEMBER  removes a member known to be dead, so that changes stop waiting\n"
          "\n"
@@ -248,7 +259,11 @@ void print_usage(std::ostream& out) {
          "\n"
          "Each change moves through its phases (1 prepare, 2 read-through, 3 settle, 4 done),\n"
          "each only once every live member serves the one before it; a line on standard error\n"
-         "says how many do while it waits.\n"
+         "says how many do while it waits. Before the new placement is served alone (and before\n"
+         "an abort after the window ends), the servers left with copies nothing keeps current\n"
+         "are swept: each one's keys are listed, and those placed elsewhere deleted (a line\n"
+         "each). A server not swept whole (or with --no-sweep) is recorded as holding stale\n"
+         "copies: a later change onto it needs it flushed, and --flushed.\n"
          "\n"
          "exit status: 0 done; 1 etcd unreachable, the request refused (the fleet exists or\n"
          "does not, a change in progress, nothing to commit), members that did not follow in\n"

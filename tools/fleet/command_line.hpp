@@ -62,6 +62,9 @@ struct FleetCommandLine {
   /// migrate: --consistency fast|strict
   MigrationConsistency consistency = MigrationConsistency::kFast;
   bool flushed = false;  ///< migrate, reconfigure: --flushed (servers flushed since an abort)
+  /// commit, abort, reconfigure: --no-sweep (the servers that would be swept are recorded as
+  /// holding stale copies instead)
+  bool no_sweep = false;
 };
 
 /// ParsedFleetCommandLine: the command, or the usage error (without the program's name).

@@ -202,6 +202,15 @@ auto change(FleetAdmin& admin, const FleetCommandLine& command, std::ostream& ou
     err << kProgram << ": " << applied.message() << '\n';
     return kExitFailed;
   }
+  for (const SweptServer& swept : admin.last_sweep().servers) {
+    if (swept.ok()) {
+      err << kProgram << ": swept " << swept.server << ": " << swept.deleted << " of "
+          << swept.listed << " listed keys deleted (placed elsewhere)\n";
+    } else {
+      err << kProgram << ": " << swept.server << ": not swept whole (" << swept.error
+          << "): recorded as holding stale copies\n";
+    }
+  }
   StoreResult<FleetView> now = admin.show(command.name);
   const std::int64_t epoch = now ? now->record.epoch : 0;
   switch (order.kind) {
@@ -253,7 +262,10 @@ auto run(std::span<const std::string_view> args, std::string_view store_from_env
     options.request_timeout =
         std::min<std::chrono::milliseconds>(command.timeout, std::chrono::seconds{5});
     options.connect_timeout = std::min(options.connect_timeout, options.request_timeout);
-    FleetAdmin admin(command.store, options);
+    FleetSweep sweep;
+    sweep.enabled = !command.no_sweep;
+    sweep.bounds.server_timeout = command.timeout;
+    FleetAdmin admin(command.store, options, sweep);
     switch (command.action) {
       case FleetAction::kCreate:
         return create(admin, command, out, err);

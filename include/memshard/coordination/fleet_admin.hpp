@@ -35,6 +35,8 @@
 #include "memshard/coordination/fleet_record.hpp"
 #include "memshard/coordination/store_status.hpp"
 #include "memshard/detail/throw.hpp"
+#include "memshard/migration/sweeper.hpp"
+#include "memshard/placement/key_prefix.hpp"
 #include "memshard/version.hpp"
 
 namespace memshard {
@@ -75,6 +77,16 @@ struct FleetProgress {
 
 /// FleetProgressFn: told each time the count of members serving the record changes.
 using FleetProgressFn = std::function<void(const FleetProgress&)>;
+
+/// FleetSweep: whether and how FleetAdmin::apply sweeps the servers a change leaves copies on
+/// (coordination/fleet_phases.hpp, migration/sweeper.hpp).
+struct FleetSweep {
+  /// enabled: sweep. Without it, each server that would have been swept is put in the record's
+  /// stale_copies instead, so that a later change onto it waits until it is flushed.
+  bool enabled = true;
+  /// bounds: each server's sweep (its key prefix and placement come from the record).
+  SweepOptions bounds;
+};
 
 namespace detail {
 
@@ -152,9 +164,14 @@ inline void validate_fleet_name(std::string_view name) {
 ///   if (auto created = admin.create("web", record); !created) log(created.message());
 class FleetAdmin {
  public:
-  /// Throws ConfigError for a bad store URL or options (see EtcdClient).
-  explicit FleetAdmin(std::string_view store_url, EtcdOptions options = {})
-      : etcd_(store_url, options) {}
+  /// Throws ConfigError for a bad store URL or options (see EtcdClient), or a sweep's batch
+  /// size of 0.
+  explicit FleetAdmin(std::string_view store_url, EtcdOptions options = {}, FleetSweep sweep = {})
+      : etcd_(store_url, options), sweep_(std::move(sweep)) {
+    if (sweep_.bounds.batch_size == 0) {
+      detail::throw_config_error("a sweep's batch size must be positive", "0");
+    }
+  }
 
   [[nodiscard]] auto etcd() noexcept -> EtcdClient& { return etcd_; }
 
@@ -267,13 +284,17 @@ class FleetAdmin {
   /// apply: carries `command` through its phases (see the file comment), each wait for the
   /// members bounded by `wait`. Returns once every live member serves the record the command
   /// ends on: the read-through window (migrate), the next placement alone (commit, reconfigure),
-  /// the old placement (abort). kRejected when the command cannot go on from the record found
-  /// (a change already in progress, nothing to commit, past turning back, servers to flush, or
-  /// another coordinator wrote meanwhile), kTimeout when members did not follow in time (the
-  /// record stays at the phase reached: the command can be given again). Throws ConfigError for
-  /// a bad name or a next placement that cannot serve.
+  /// the old placement (abort). Before the record that stops keeping a placement's copies
+  /// invalidated, it sweeps them (FleetSweep; last_sweep() says what was done): in phase 3, the
+  /// old placement's servers; in phase 1 of an abort after a read-through window, the abandoned
+  /// placement's. A server not swept whole goes in the record's stale_copies. kRejected when the
+  /// command cannot go on from the record found (a change already in progress, nothing to commit,
+  /// past turning back, servers to flush, or another coordinator wrote meanwhile), kTimeout when
+  /// members did not follow in time (the record stays at the phase reached: the command can be
+  /// given again). Throws ConfigError for a bad name or a next placement that cannot serve.
   auto apply(std::string_view name, const FleetCommand& command, std::chrono::milliseconds wait,
              const FleetProgressFn& progress = {}) -> StoreStatus {
+    last_sweep_ = {};
     StoreResult<FleetView> view = show(name);
     if (!view) {
       return view.status();
@@ -310,6 +331,7 @@ class FleetAdmin {
       if (!step.next) {
         return {StoreErrc::kRejected, "fleet " + std::string(name) + ": " + step.refused};
       }
+      sweep_before(current.record, *step.next);
       StoreResult<StoreWrite> wrote = etcd_.put_if(
           detail::fleet_record_key(name), encode_fleet_record(*step.next), current.mod_revision);
       if (!wrote) {
@@ -322,6 +344,9 @@ class FleetAdmin {
       current = FleetView{std::move(*step.next), wrote->revision};
     }
   }
+
+  /// last_sweep: what the last sweep of apply() did (empty when it swept nothing).
+  [[nodiscard]] auto last_sweep() const noexcept -> const SweepReport& { return last_sweep_; }
 
   /// evict: removes the member `member` of the fleet (revokes its lease), for a process known to
   /// be dead, so that changes stop waiting for it. kRejected when there is no such member.
@@ -367,7 +392,50 @@ class FleetAdmin {
     return out;
   }
 
+  // Sweeps, when `next` follows `current` and stops keeping copies invalidated (see apply), the
+  // servers those copies are on, and records in next.stale_copies those not swept whole (an
+  // abort's servers swept whole leave it).
+  void sweep_before(const FleetRecord& current, FleetRecord& next) {
+    if (!current.change) {
+      return;
+    }
+    const FleetChange& change = *current.change;
+    const bool commit = change.phase == FleetPhase::kSettle && next.change &&
+                        next.change->phase == FleetPhase::kDone;
+    const bool abort = change.phase == FleetPhase::kPrepare && !next.change && change.copied;
+    if (!commit && !abort) {
+      return;
+    }
+    const FleetPlacement& swept = commit ? current.placement : change.next;
+    const FleetPlacement& kept = commit ? change.next : current.placement;
+    last_sweep_ = {};
+    if (sweep_.enabled) {
+      SweepOptions options = sweep_.bounds;
+      options.key_prefix = current.key_prefix;
+      options.placement_skip =
+          current.prefix_hashing == PrefixHashing::kBareKey ? current.key_prefix.size() : 0;
+      const AnyLocator locator = make_locator(kept.profile, kept.servers, kept.profile_options);
+      last_sweep_ = sweep_moved_keys(swept.servers, locator, kept.servers, options);
+    } else {
+      for (const Server& server : swept.servers) {
+        last_sweep_.servers.push_back(
+            SweptServer{server.endpoint(), 0, 0, 0, 0, 0, "sweeping is off"});
+      }
+    }
+    std::vector<std::string>& stale = next.stale_copies;
+    for (const SweptServer& server : last_sweep_.servers) {
+      const auto at = std::find(stale.begin(), stale.end(), server.server);
+      if (!server.ok() && at == stale.end()) {
+        stale.push_back(server.server);
+      } else if (server.ok() && abort && at != stale.end()) {
+        stale.erase(at);
+      }
+    }
+  }
+
   EtcdClient etcd_;
+  FleetSweep sweep_;
+  SweepReport last_sweep_;
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -8,18 +8,21 @@
 // writes each step only once every live member acknowledged the record before it, so that at
 // most two adjacent phases are ever served at once:
 //
-//   migrate      steady A -> 1 prepare -> 2 read-through          (done: every member reads
-//   through) commit       2 -> 3 settle -> 4 done -> steady B               (a migration)
-//                1 -> 3 settle -> 4 done -> steady B               (a switch begun by reconfigure)
+//   migrate      steady A -> 1 prepare -> 2 read-through    (done: every member reads through)
+//   commit       2 -> 3 settle -> 4 done -> steady B         (a migration)
+//                1 -> 3 settle -> 4 done -> steady B         (a switch begun by reconfigure)
 //   reconfigure  steady A -> 1 prepare -> 3 settle -> 4 done -> steady B
-//   abort        2 -> 1 -> steady A; 1 -> steady A                 (3 and 4 are past turning back)
+//   abort        2 -> 1 -> steady A; 1 -> steady A           (3 and 4 are past turning back)
 //
 // While phase 1 is served, every write invalidates B's owner of its key, so copies made in a
 // read-through window stay current through a step back from 2 to 1. Once the fleet is steady on
 // A again, nothing keeps them current: an abort of a change that opened its window
-// (FleetChange::copied) leaves B's servers in `aborted_copies`, and a later change onto one of
+// (FleetChange::copied) leaves B's servers in `stale_copies`, and a later change onto one of
 // them is refused until the operator says it was flushed (FleetCommand::flushed), which clears
-// it.
+// it. Likewise, from phase 4 on nothing keeps A's copies of the keys that moved current, and a
+// later change could bring a key back to them. FleetAdmin sweeps them before it writes those
+// records (migration/sweeper.hpp): A's servers in phase 3, B's in phase 1 of an abort; a
+// server it could not sweep whole is put (or left) in `stale_copies`.
 
 #include <algorithm>
 #include <optional>
@@ -95,8 +98,8 @@ namespace detail {
   FleetRecord next = advanced(current);
   std::vector<std::string> held;
   for (const std::string& endpoint : placement_endpoints(command.next)) {
-    if (std::find(next.aborted_copies.begin(), next.aborted_copies.end(), endpoint) !=
-        next.aborted_copies.end()) {
+    if (std::find(next.stale_copies.begin(), next.stale_copies.end(), endpoint) !=
+        next.stale_copies.end()) {
       held.push_back(endpoint);
     }
   }
@@ -105,10 +108,10 @@ namespace detail {
     for (const std::string& endpoint : held) {
       list.append(list.empty() ? "" : ", ").append(endpoint);
     }
-    return refuse("an aborted migration copied values to " + list +
-                  ", which may now be stale: flush them, then say so (flushed)");
+    return refuse(list + " may hold copies nothing kept current (an aborted read-through " +
+                  "window's, or a sweep's that failed): flush them, then say so (flushed)");
   }
-  std::erase_if(next.aborted_copies, [&](const std::string& endpoint) {
+  std::erase_if(next.stale_copies, [&](const std::string& endpoint) {
     return std::find(held.begin(), held.end(), endpoint) != held.end();
   });
   next.change = FleetChange{kind, FleetPhase::kPrepare, command.next, command.consistency};
@@ -123,16 +126,16 @@ namespace detail {
 }
 
 // The change in `current` ended: steady on its next placement (commit) or its old one (abort,
-// which leaves the next placement's servers in aborted_copies when the window opened).
+// which leaves the next placement's servers in stale_copies when the window opened).
 [[nodiscard]] inline auto settle(const FleetRecord& current, bool commit) -> FleetStep {
   FleetRecord next = advanced(current);
   if (commit) {
     next.placement = current.change->next;
   } else if (current.change->copied) {
     for (const std::string& endpoint : placement_endpoints(current.change->next)) {
-      if (std::find(next.aborted_copies.begin(), next.aborted_copies.end(), endpoint) ==
-          next.aborted_copies.end()) {
-        next.aborted_copies.push_back(endpoint);
+      if (std::find(next.stale_copies.begin(), next.stale_copies.end(), endpoint) ==
+          next.stale_copies.end()) {
+        next.stale_copies.push_back(endpoint);
       }
     }
   }

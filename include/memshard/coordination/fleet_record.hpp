@@ -93,9 +93,10 @@ struct FleetRecord {
   PrefixHashing prefix_hashing = PrefixHashing::kBareKey;
   FailurePolicy failure_policy = FailurePolicy::kFailFast;
   std::optional<FleetChange> change;
-  /// The servers ("host:port") an aborted read-through window may have copied values to, which
-  /// nothing kept current since: a later change onto one of them waits until it is flushed.
-  std::vector<std::string> aborted_copies;
+  /// The servers ("host:port") that may hold copies nothing keeps current: those an aborted
+  /// read-through window copied values to, and those a change's sweep could not clean
+  /// (FleetAdmin): a later change onto one of them waits until it is flushed.
+  std::vector<std::string> stale_copies;
 
   friend auto operator==(const FleetRecord&, const FleetRecord&) -> bool = default;
 };
@@ -307,7 +308,7 @@ inline void validate_fleet_record(const FleetRecord& record) {
                          {"copied", record.change->copied}});
   }
   Value::List aborted;
-  for (const std::string& endpoint : record.aborted_copies) {
+  for (const std::string& endpoint : record.stale_copies) {
     aborted.emplace_back(endpoint);
   }
   const Value value =
@@ -318,7 +319,7 @@ inline void validate_fleet_record(const FleetRecord& record) {
                   {"prefix_hashing", detail::prefix_hashing_name(record.prefix_hashing)},
                   {"failure_policy", detail::failure_policy_name(record.failure_policy)},
                   {"change", std::move(change)},
-                  {"aborted_copies", Value::list(std::move(aborted))}});
+                  {"stale_copies", Value::list(std::move(aborted))}});
   CodecResult<std::string> text = json_encode(value);
   if (!text) {
     detail::throw_config_error("fleet record: not encodable as JSON (a text that is not UTF-8?)",
@@ -343,7 +344,7 @@ inline void validate_fleet_record(const FleetRecord& record) {
   FleetRecord record;
   if (read.exactly(root,
                    {"format", "epoch", "placement", "key_prefix", "prefix_hashing",
-                    "failure_policy", "change", "aborted_copies"},
+                    "failure_policy", "change", "stale_copies"},
                    "the record")) {
     if (read.integer(root, "format", 1, 1) != detail::kFleetRecordFormat) {
       read.fail("an unknown format");
@@ -376,16 +377,16 @@ inline void validate_fleet_record(const FleetRecord& record) {
       }
       record.change = std::move(out);
     }
-    const Value& aborted = *root.find("aborted_copies");
+    const Value& aborted = *root.find("stale_copies");
     if (!aborted.is_list()) {
-      read.fail("'aborted_copies' is not a list");
+      read.fail("'stale_copies' is not a list");
     } else {
       for (const Value& endpoint : aborted.as_list()) {
         if (!endpoint.is_string()) {
-          read.fail("'aborted_copies' holds something other than text");
+          read.fail("'stale_copies' holds something other than text");
           break;
         }
-        record.aborted_copies.push_back(endpoint.as_string());
+        record.stale_copies.push_back(endpoint.as_string());
       }
     }
   }
