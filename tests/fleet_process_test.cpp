@@ -2,7 +2,9 @@
 // Many processes as one fleet (coordination/fleet_member.hpp), end to end: member processes
 // (fleet_member_process.cpp), each with its own client, read and write shared keys while
 // FleetAdmin moves the fleet through a migration and its commit, or through a reconfigure; their
-// logs, merged, hold no wrong value, no stale read and no lost acknowledged write.
+// logs, merged, hold no wrong value, no stale read and no lost acknowledged write. Also with
+// eight members, and under etcd's faults: its leader killed (a 3-member cluster), and etcd
+// stopped as a whole for less and for more than the members' lease TTL.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +39,7 @@ using memshard::FleetCommand;
 using memshard::FleetCommandKind;
 using memshard::MigrationConsistency;
 using memshard::testing::ChildProcess;
+using memshard::testing::EtcdCluster;
 using memshard::testing::EtcdServer;
 using memshard::testing::History;
 using memshard::testing::HistoryReport;
@@ -43,6 +47,7 @@ using memshard::testing::ServerSet;
 using std::chrono::milliseconds;
 
 constexpr std::size_t kMembers = 4;
+constexpr auto kLeaseTtl = std::chrono::seconds{3};  // fleet_member_process's
 constexpr std::size_t kKeys = 64;
 constexpr milliseconds kWait{20'000};
 
@@ -56,7 +61,18 @@ void expect_clean(const HistoryReport& report) {
 
 class FleetProcessTest : public ::testing::Test {
  protected:
+  // The etcd members of the store: 1, or a cluster.
+  [[nodiscard]] virtual auto etcd_members() const -> std::size_t { return 1; }
+
   void SetUp() override {
+    if (etcd_members() == 1) {
+      etcd_ = std::make_unique<EtcdServer>();
+      store_ = etcd_->url();
+    } else {
+      cluster_ = std::make_unique<EtcdCluster>(etcd_members());
+      store_ = cluster_->url();
+    }
+    admin_ = std::make_unique<FleetAdmin>(store_);
     ASSERT_TRUE(servers_.reset());
     char pattern[] = "/tmp/memshard-fleet-logs-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
@@ -72,23 +88,23 @@ class FleetProcessTest : public ::testing::Test {
     return {servers_.list(0, count), "libmemcached-ketama", {}};
   }
 
-  void start_members() {
+  void start_members(std::size_t count = kMembers) {
     std::string all;
     for (const memshard::Server& server : servers_.list()) {
       all += (all.empty() ? "" : ",") + server.endpoint();
     }
-    for (std::size_t m = 0; m < kMembers; ++m) {
+    for (std::size_t m = 0; m < count; ++m) {
       members_.push_back(std::make_unique<ChildProcess>(
           MEMSHARD_FLEET_MEMBER_PROCESS,
-          std::vector<std::string>{m == 0 && proxy_ ? "etcd://" + proxy_->spec() : etcd_.url(),
-                                   "web", std::to_string(m), std::to_string(kMembers),
-                                   std::to_string(kKeys), "120", log_path(m), all},
+          std::vector<std::string>{m == 0 && proxy_ ? "etcd://" + proxy_->spec() : store_, "web",
+                                   std::to_string(m), std::to_string(count), std::to_string(kKeys),
+                                   "120", log_path(m), all},
           -1, -1, 2));
     }
     const auto until = std::chrono::steady_clock::now() + kWait;
     while (std::chrono::steady_clock::now() < until) {
-      const auto members = admin_.members("web");
-      if (members.ok() && members->size() == kMembers) {
+      const auto members = admin_->members("web");
+      if (members.ok() && members->size() == count) {
         return;
       }
       std::this_thread::sleep_for(milliseconds{20});
@@ -121,9 +137,29 @@ class FleetProcessTest : public ::testing::Test {
     return sum;
   }
 
-  // A migration and its commit under `consistency`, with the members' load before, in the
-  // window and after; the merged logs' report.
-  auto migrate(MigrationConsistency consistency) -> HistoryReport;
+  // A migration and its commit under `consistency` across `count` members, with the members'
+  // load before, in the window and after; the merged logs' report.
+  auto migrate(MigrationConsistency consistency, std::size_t count = kMembers) -> HistoryReport;
+
+  // Waits until every live member serves the record's epoch (after a fault).
+  void wait_until_every_member_serves_the_record() {
+    const auto until = std::chrono::steady_clock::now() + kWait;
+    while (std::chrono::steady_clock::now() < until) {
+      const auto view = admin_->show("web");
+      const auto members = admin_->members("web");
+      if (view.ok() && members.ok() && members->size() == members_.size()) {
+        bool all = true;
+        for (const auto& member : *members) {
+          all = all && member.epoch == view->record.epoch;
+        }
+        if (all) {
+          return;
+        }
+      }
+      std::this_thread::sleep_for(milliseconds{20});
+    }
+    FAIL() << "the members did not all come back to the fleet's record";
+  }
 
   // Stops the members and checks their merged logs.
   auto stop_and_check() -> HistoryReport {
@@ -134,8 +170,10 @@ class FleetProcessTest : public ::testing::Test {
     for (std::size_t k = 0; k < kKeys; ++k) {
       keys.push_back("fleet:" + std::to_string(k));
     }
-    History history(keys, kMembers);
-    for (std::size_t m = 0; m < kMembers; ++m) {
+    const std::size_t count = members_.size();
+    History history(keys, count);
+    fenced_calls_ = 0;
+    for (std::size_t m = 0; m < count; ++m) {
       const auto code = members_[m]->wait_for(kWait);
       EXPECT_EQ(code, 0) << "member " << m;
       std::FILE* log = std::fopen(log_path(m).c_str(), "rb");
@@ -145,6 +183,7 @@ class FleetProcessTest : public ::testing::Test {
       }
       memshard::testing::Call call;
       while (std::fread(&call, sizeof call, 1, log) == 1) {
+        fenced_calls_ += call.code == memshard::Errc::kFenced ? 1 : 0;
         history.record(call);
       }
       std::fclose(log);
@@ -163,15 +202,18 @@ class FleetProcessTest : public ::testing::Test {
   }
 
   ServerSet servers_{5};
-  EtcdServer etcd_;
-  FleetAdmin admin_{etcd_.url()};
+  std::unique_ptr<EtcdServer> etcd_;      // the store, when it has one member
+  std::unique_ptr<EtcdCluster> cluster_;  // the store, when it has several
+  std::string store_;
+  std::unique_ptr<FleetAdmin> admin_;
+  std::size_t fenced_calls_ = 0;  // the writes the last check found refused with kFenced
   std::filesystem::path logs_;
   std::vector<std::unique_ptr<ChildProcess>> members_;
   std::unique_ptr<memshard::testing::FaultProxy> proxy_;  // member 0's way to etcd, when set
 };
 
-TEST_F(FleetProcessTest, AStrictMigrationAcrossMemberProcessesServesNothingStale) {
-  expect_clean(migrate(MigrationConsistency::kStrict));
+TEST_F(FleetProcessTest, AStrictMigrationAcrossEightMemberProcessesServesNothingStale) {
+  expect_clean(migrate(MigrationConsistency::kStrict, 8));
 }
 
 TEST_F(FleetProcessTest, AFastMigrationAcrossMemberProcessesServesAlmostNothingStale) {
@@ -182,43 +224,50 @@ TEST_F(FleetProcessTest, AFastMigrationAcrossMemberProcessesServesAlmostNothingS
   EXPECT_EQ(report.lost_writes, 0U);
 }
 
-auto FleetProcessTest::migrate(MigrationConsistency consistency) -> HistoryReport {
+auto FleetProcessTest::migrate(MigrationConsistency consistency, std::size_t count)
+    -> HistoryReport {
   memshard::FleetRecord record;
   record.placement = placement(4);
-  EXPECT_TRUE(admin_.create("web", record).ok());
-  start_members();
+  EXPECT_TRUE(admin_->create("web", record).ok());
+  start_members(count);
   let_traffic_pass(3'000);
   const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5), consistency, false};
-  const auto migrated = admin_.apply("web", migrate, kWait);
+  const auto migrated = admin_->apply("web", migrate, kWait);
   EXPECT_TRUE(migrated.ok()) << migrated;
   let_traffic_pass(3'000);
   const auto committed =
-      admin_.apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
+      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
   EXPECT_TRUE(committed.ok()) << committed;
   let_traffic_pass(3'000);
   return stop_and_check();
 }
 
-// Two grows and two shrinks (3 -> 4 -> 5 -> 4 -> 3): a shrink brings keys back onto servers
-// that lost them before, which the sweep of each commit emptied of their old copies.
-TEST_F(FleetProcessTest, AReconfigureAcrossMemberProcessesServesNothingStale) {
+// Two grows and two shrinks (3 -> 4 -> 5 -> 4 -> 3) across eight members: a shrink brings keys
+// back onto servers that lost them before, which the sweep of each commit emptied of their old
+// copies.
+TEST_F(FleetProcessTest, AReconfigureAcrossEightMemberProcessesServesNothingStale) {
   memshard::FleetRecord record;
   record.placement = placement(3);
-  ASSERT_TRUE(admin_.create("web", record).ok());
-  start_members();
+  ASSERT_TRUE(admin_->create("web", record).ok());
+  start_members(8);
   let_traffic_pass(3'000);
-  std::uint64_t deleted = 0;
+  std::size_t before = 3;
   for (const std::size_t count : {4U, 5U, 4U, 3U}) {
     const FleetCommand change{FleetCommandKind::kReconfigure, placement(count), {}, false};
-    const auto changed = admin_.apply("web", change, kWait);
+    const auto changed = admin_->apply("web", change, kWait);
     ASSERT_TRUE(changed.ok()) << changed;
-    ASSERT_TRUE(admin_.last_sweep().complete());
-    for (const memshard::SweptServer& swept : admin_.last_sweep().servers) {
-      deleted += swept.deleted;
+    // Every old server swept whole (what it deleted depends on the keys the members wrote
+    // meanwhile: each write deletes the old copy of its key).
+    ASSERT_EQ(admin_->last_sweep().servers.size(), before);
+    ASSERT_TRUE(admin_->last_sweep().complete());
+    std::uint64_t listed = 0;
+    for (const memshard::SweptServer& swept : admin_->last_sweep().servers) {
+      listed += swept.listed;
     }
+    EXPECT_GT(listed, 0U);
+    before = count;
     let_traffic_pass(3'000);
   }
-  EXPECT_GT(deleted, 0U);
   expect_clean(stop_and_check());
 }
 
@@ -229,28 +278,28 @@ TEST_F(FleetProcessTest, AReconfigureAcrossMemberProcessesServesNothingStale) {
 TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPhase) {
   memshard::FleetRecord record;
   record.placement = placement(4);
-  ASSERT_TRUE(admin_.create("web", record).ok());
-  proxy_ = std::make_unique<memshard::testing::FaultProxy>(etcd_.client_port());
+  ASSERT_TRUE(admin_->create("web", record).ok());
+  proxy_ = std::make_unique<memshard::testing::FaultProxy>(etcd_->client_port());
   start_members();
   let_traffic_pass(2'000);
   ASSERT_EQ(::kill(members_[0]->pid(), SIGSTOP), 0);
   proxy_->set_blackhole(memshard::testing::Direction::kBoth);
   const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
                              MigrationConsistency::kStrict, false};
-  const auto migrated = admin_.apply("web", migrate, kWait);  // once m0's lease lapsed
+  const auto migrated = admin_->apply("web", migrate, kWait);  // once m0's lease lapsed
   ASSERT_TRUE(migrated.ok()) << migrated;
   let_traffic_pass(2'000);
   const auto committed =
-      admin_.apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
+      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
   ASSERT_TRUE(committed.ok()) << committed;
   ASSERT_EQ(::kill(members_[0]->pid(), SIGCONT), 0);
   let_traffic_pass(3'000);  // m0 runs, cut off: fenced
   proxy_->heal();
-  const std::int64_t epoch = admin_.show("web")->record.epoch;
+  const std::int64_t epoch = admin_->show("web")->record.epoch;
   const auto until = std::chrono::steady_clock::now() + kWait;
   bool back = false;
   while (!back && std::chrono::steady_clock::now() < until) {
-    const auto members = admin_.members("web");
+    const auto members = admin_->members("web");
     for (const auto& member : members.ok() ? *members : std::vector<memshard::FleetMemberInfo>{}) {
       back = back || (member.id == "m0" && member.epoch == epoch);
     }
@@ -259,6 +308,87 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   ASSERT_TRUE(back) << "m0 did not catch up";
   let_traffic_pass(3'000);
   expect_clean(stop_and_check());
+}
+
+// The same against a 3-member etcd cluster, under its faults.
+class FleetProcessClusterTest : public FleetProcessTest {
+ protected:
+  [[nodiscard]] auto etcd_members() const -> std::size_t override { return 3; }
+
+  // The fleet on 4 servers, its members started and calling.
+  void start() {
+    memshard::FleetRecord record;
+    record.placement = placement(4);
+    ASSERT_TRUE(admin_->create("web", record).ok());
+    start_members();
+    let_traffic_pass(2'000);
+  }
+
+  // A strict migration to 5 servers and its commit, with load in the window and after.
+  void migrate_and_commit() {
+    const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
+                               MigrationConsistency::kStrict, false};
+    const auto migrated = admin_->apply("web", migrate, kWait);
+    ASSERT_TRUE(migrated.ok()) << migrated;
+    let_traffic_pass(2'000);
+    const auto committed =
+        admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
+    ASSERT_TRUE(committed.ok()) << committed;
+    let_traffic_pass(2'000);
+  }
+};
+
+// The leader dies (SIGKILL) while the read-through window is open: the members' keep-alives and
+// watches move to the other endpoints, the cluster elects another leader, and the commit goes
+// through.
+TEST_F(FleetProcessClusterTest, EtcdsLeaderKilledInTheMiddleOfAMigration) {
+  start();
+  const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
+                             MigrationConsistency::kStrict, false};
+  const auto migrated = admin_->apply("web", migrate, kWait);
+  ASSERT_TRUE(migrated.ok()) << migrated;
+  const std::optional<std::size_t> leader = cluster_->leader();
+  ASSERT_TRUE(leader.has_value());
+  cluster_->member(*leader).kill();
+  const std::optional<std::size_t> next = cluster_->leader();
+  ASSERT_TRUE(next.has_value()) << "no leader after the kill";
+  EXPECT_NE(*next, *leader);
+  let_traffic_pass(2'000);
+  const auto committed =
+      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
+  ASSERT_TRUE(committed.ok()) << committed;
+  let_traffic_pass(2'000);
+  expect_clean(stop_and_check());
+}
+
+// etcd stopped as a whole (every member SIGSTOPped) for a sixth of the lease TTL: no member
+// fences itself (its lease's fence is TTL after its last answered keep-alive, less a margin),
+// and a migration after it goes through.
+TEST_F(FleetProcessClusterTest, EtcdStoppedForLessThanTheLeaseTtlCostsNothing) {
+  start();
+  cluster_->pause();
+  std::this_thread::sleep_for(kLeaseTtl / 6);  // the outage itself
+  cluster_->resume();
+  let_traffic_pass(2'000);
+  migrate_and_commit();
+  expect_clean(stop_and_check());
+  EXPECT_EQ(fenced_calls_, 0U);
+}
+
+// etcd stopped as a whole for twice the lease TTL: every member fences itself by its own clock
+// (writes refused with kFenced, reads missing) before etcd could expire its lease, and once etcd
+// is back (it expires the leases it lost track of), registers under a new lease, serves the
+// record again, and the next migration goes through.
+TEST_F(FleetProcessClusterTest, EtcdStoppedForLongerThanTheLeaseTtlFencesEveryMember) {
+  start();
+  cluster_->pause();
+  std::this_thread::sleep_for(kLeaseTtl * 2);  // the outage itself
+  cluster_->resume();
+  wait_until_every_member_serves_the_record();
+  let_traffic_pass(2'000);
+  migrate_and_commit();
+  expect_clean(stop_and_check());
+  EXPECT_GT(fenced_calls_, 0U);
 }
 
 }  // namespace

@@ -1231,6 +1231,16 @@ TEST_F(MigrationTest, ASettlingPhaseBesideAStrictWindowReadsALeasePlaceholderAsA
   const auto many = client.get_multi({std::string_view(leased), std::string_view(empty)});
   EXPECT_FALSE(many.items[0].has_value());
   EXPECT_TRUE(many.items[1].has_value());
+  // Filled by the lease's holder, it reads as the value filled in (the placeholder is read
+  // again by meta, and what that read finds is the answer).
+  MemcachedServer& owner = at(client.server_for(leased));
+  const std::string lease = owner.command("mg " + leased + " c");
+  ASSERT_TRUE(lease.starts_with("HD c")) << lease;
+  const std::string cas = lease.substr(4, lease.find_first_of(" \r", 4) - 4);
+  ASSERT_EQ(owner.command("ms " + leased + " 6 C" + cas + " T0\r\nfilled"), "HD\r\n");
+  got = client.get(leased);
+  ASSERT_TRUE(got.value().has_value());
+  EXPECT_EQ(got.value()->value, "filled");
 }
 
 TEST_F(MigrationTest, AServedFleetRefusesTheClientsOwnChangesAndEndsAnOpenWindow) {

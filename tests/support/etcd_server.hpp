@@ -8,12 +8,14 @@
 // fraction of a second and its shortest lease is 1 s. stop() stops it for good (no restart
 // on the same ports: another process may take a port meanwhile; a test that needs a broken
 // connection puts a FaultProxy in front instead); pause() and resume() stop and continue the
-// process (a hung etcd).
+// process (a hung etcd); kill() crashes it. EtcdCluster starts several members as one cluster
+// (its leader killed, the whole cluster paused).
 
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -47,7 +49,7 @@ class EtcdServer {
   /// port between the probe and etcd's bind).
   static constexpr int kStartAttempts = 5;
 
-  EtcdServer() : binary_(choose_binary()), data_dir_(make_data_dir()), log_(open_log()) {
+  EtcdServer() : EtcdServer(Deferred{}, "memshard-test") {
     std::string last_failure;
     for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
       client_port_ = detail::free_port();
@@ -55,13 +57,13 @@ class EtcdServer {
       if (peer_port_ == client_port_) {
         continue;
       }
-      std::optional<std::string> failure = launch();
+      spawn(name_ + "=" + peer_url());
+      std::optional<std::string> failure = wait_until_healthy();
       if (!failure) {
         return;
       }
       last_failure = std::move(*failure);
-      std::error_code ignored;
-      std::filesystem::remove_all(data_dir_ / "member", ignored);
+      forget_data();
     }
     remove_data_dir();
     detail::throw_error("etcd ('" + binary_ + "') did not start after " +
@@ -99,6 +101,16 @@ class EtcdServer {
     child_->terminate();
     child_->stop(kStopTimeout);
     child_.reset();
+  }
+
+  /// kill: SIGKILL (a crash: no goodbye to the cluster's other members), then reaps it.
+  void kill() noexcept {
+    if (!child_) {
+      return;
+    }
+    child_->kill();
+    child_.reset();
+    paused_ = false;
   }
 
   /// pause, resume: SIGSTOP and SIGCONT, an etcd that takes connections and answers nothing.
@@ -169,6 +181,26 @@ class EtcdServer {
   }
 
  private:
+  friend class EtcdCluster;
+  struct Deferred {};
+
+  // A member named `name` that is not started yet (see spawn).
+  EtcdServer(Deferred /*unused*/, std::string name)
+      : binary_(choose_binary()),
+        data_dir_(make_data_dir()),
+        log_(open_log()),
+        name_(std::move(name)) {}
+
+  [[nodiscard]] auto peer_url() const -> std::string {
+    return "http://127.0.0.1:" + std::to_string(peer_port_);
+  }
+
+  // After a start that failed: a fresh data directory for the next attempt.
+  void forget_data() noexcept {
+    std::error_code ignored;
+    std::filesystem::remove_all(data_dir_ / "member", ignored);
+  }
+
   // Polls /proc until every thread of etcd is stopped (T), or none is, for at most 5 s.
   void wait_until_stopped(bool stopped) const {
     const auto deadline = detail::Clock::now() + std::chrono::seconds{5};
@@ -235,18 +267,17 @@ class EtcdServer {
     return log;
   }
 
-  // Starts etcd on the chosen ports and waits until it reports itself healthy. Returns nothing
-  // on success, or why this attempt failed in a way new ports may fix.
-  auto launch() -> std::optional<std::string> {
+  // Starts etcd on the chosen ports as a member of `initial_cluster` ("name=peer-url,..."),
+  // without waiting for it.
+  void spawn(const std::string& initial_cluster) {
     const std::string path = detail::find_in_path(binary_);
     if (path.empty()) {
       detail::throw_error("etcd binary '" + binary_ +
                           "' not found in PATH (install etcd-server, or set MEMSHARD_ETCD)");
     }
     const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
-    const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
     std::vector<std::string> args = {"--name",
-                                     "memshard-test",
+                                     name_,
                                      "--data-dir",
                                      data_dir_.string(),
                                      "--listen-client-urls",
@@ -254,11 +285,11 @@ class EtcdServer {
                                      "--advertise-client-urls",
                                      client,
                                      "--listen-peer-urls",
-                                     peer,
+                                     peer_url(),
                                      "--initial-advertise-peer-urls",
-                                     peer,
+                                     peer_url(),
                                      "--initial-cluster",
-                                     "memshard-test=" + peer,
+                                     initial_cluster,
                                      "--heartbeat-interval",
                                      "20",
                                      "--election-timeout",
@@ -271,6 +302,12 @@ class EtcdServer {
       detail::throw_error("cannot truncate the etcd log: " + detail::errno_text(errno));
     }
     child_ = std::make_unique<ChildProcess>(path, std::move(args), -1, log_->get(), log_->get());
+  }
+
+  // Waits until the spawned etcd reports itself healthy (a member of a cluster: once the
+  // cluster has a leader). Returns nothing on success, or why it failed in a way new ports may
+  // fix (it exited: a port taken meanwhile); throws when it stays unhealthy.
+  auto wait_until_healthy() -> std::optional<std::string> {
     const auto deadline = detail::Clock::now() + kStartTimeout;
     auto pause = std::chrono::milliseconds{5};
     while (detail::Clock::now() < deadline) {
@@ -292,10 +329,101 @@ class EtcdServer {
   std::string binary_;
   std::filesystem::path data_dir_;
   std::unique_ptr<Fd> log_;
+  std::string name_;
   std::uint16_t client_port_ = 0;
   std::uint16_t peer_port_ = 0;
   std::unique_ptr<ChildProcess> child_;
   bool paused_ = false;
+};
+
+/// EtcdCluster: `size` etcd members on free loopback ports forming one cluster (each an
+/// EtcdServer with its own data directory), for the tests of faults a single etcd cannot show:
+/// its leader killed, a minority lost. url() names every member, as a member process's store URL
+/// would.
+class EtcdCluster {
+ public:
+  explicit EtcdCluster(std::size_t size = 3) {
+    std::string last_failure;
+    for (int attempt = 1; attempt <= EtcdServer::kStartAttempts; ++attempt) {
+      members_.clear();
+      std::vector<std::uint16_t> ports;
+      std::string initial;
+      for (std::size_t i = 0; i < size; ++i) {
+        auto member = std::unique_ptr<EtcdServer>(
+            new EtcdServer(EtcdServer::Deferred{}, "memshard-test-" + std::to_string(i)));
+        member->client_port_ = detail::free_port();
+        member->peer_port_ = detail::free_port();
+        ports.push_back(member->client_port_);
+        ports.push_back(member->peer_port_);
+        initial += (initial.empty() ? "" : ",") + member->name_ + "=" + member->peer_url();
+        members_.push_back(std::move(member));
+      }
+      std::sort(ports.begin(), ports.end());
+      if (std::adjacent_find(ports.begin(), ports.end()) != ports.end()) {
+        continue;
+      }
+      for (auto& member : members_) {
+        member->spawn(initial);
+      }
+      std::optional<std::string> failure;
+      for (auto& member : members_) {
+        if (!failure) {
+          failure = member->wait_until_healthy();
+        }
+      }
+      if (!failure) {
+        return;
+      }
+      last_failure = std::move(*failure);
+    }
+    members_.clear();
+    detail::throw_error("an etcd cluster of " + std::to_string(size) + " did not start after " +
+                        std::to_string(EtcdServer::kStartAttempts) +
+                        " attempts; last: " + last_failure);
+  }
+
+  [[nodiscard]] auto size() const noexcept -> std::size_t { return members_.size(); }
+  [[nodiscard]] auto member(std::size_t i) -> EtcdServer& { return *members_.at(i); }
+
+  /// url: "etcd://127.0.0.1:<port>,127.0.0.1:<port>,..." (every member, in order).
+  [[nodiscard]] auto url() const -> std::string {
+    std::string out = "etcd://";
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      out += (i == 0 ? "" : ",") + members_[i]->endpoint();
+    }
+    return out;
+  }
+
+  /// leader: the member that says it leads (etcd_server_is_leader in its /metrics), polled until
+  /// one does or `timeout` passes.
+  [[nodiscard]] auto leader(std::chrono::milliseconds timeout = std::chrono::milliseconds{5'000})
+      -> std::optional<std::size_t> {
+    const auto deadline = detail::Clock::now() + timeout;
+    do {
+      for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (members_[i]->running() && members_[i]->metric("etcd_server_is_leader") == 1) {
+          return i;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    } while (detail::Clock::now() < deadline);
+    return std::nullopt;
+  }
+
+  /// pause, resume: every member (an etcd that is stopped as a whole).
+  void pause() {
+    for (auto& member : members_) {
+      member->pause();
+    }
+  }
+  void resume() {
+    for (auto& member : members_) {
+      member->resume();
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<EtcdServer>> members_;
 };
 
 }  // namespace memshard::testing

@@ -104,6 +104,9 @@ inline void serve_record(Fleet<AnyLocator>& fleet, const FleetRecord& record) {
       // The window, then beside its last readers (their kStrict placeholders read as misses).
       MigrationOptions options;
       options.consistency = change.consistency;
+      // Phase-1 readers, beside the window, still read A: a copy forward that deleted A's copy
+      // would turn their hits into misses. The commit's sweep deletes A's copies instead.
+      options.move_on_copy = MoveOnCopy::kNever;
       fleet.serve(next.servers, placement_locator(next),
                   Second{now.servers, placement_locator(now),
                          change.phase == FleetPhase::kReadThrough, options, true});

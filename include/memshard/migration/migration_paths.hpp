@@ -138,13 +138,17 @@ class MigrationPaths {
   /// reads the old owner without copying.
   auto strict_read(std::size_t fresh, std::size_t old, std::string_view key) -> StrictRead;
 
-  /// placeholder: whether `key` on member `s` is a kStrict read-through's lease placeholder (an
-  /// empty value without flags to a plain get, filled by the reader that holds the lease): what
-  /// a reader beside a window (a fleet's phase 3) must take for a miss. Meta only; false
-  /// otherwise.
-  auto placeholder(std::size_t s, std::string_view key) -> bool {
-    const Fetched own = fetch_full(s, key, io_deadline());
-    return own.by_meta && own.reply.win_sent;
+  /// read_unless_placeholder: `key` on member `s` read again by meta, for a reader beside a
+  /// kStrict window (a fleet's phase 3) whose plain get found what a lease's placeholder looks
+  /// like (an empty value without flags): the item when it is a real one now (the lease's holder
+  /// may have filled it since the first read), nothing when it is a placeholder (a miss to the
+  /// reader), gone, or cannot be read by meta.
+  auto read_unless_placeholder(std::size_t s, std::string_view key) -> std::optional<Item> {
+    Fetched own = fetch_full(s, key, io_deadline());
+    if (!own.by_meta || own.reply.win_sent || own.read.kind != OldRead::Kind::kHit) {
+      return std::nullopt;
+    }
+    return std::move(own.read.item);
   }
 
   /// remove: deletes `key` on member `s` (only while its cas is `cas`, when

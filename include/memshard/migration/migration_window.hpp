@@ -71,11 +71,11 @@ class MigrationWindow {
   void after_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
     if (!migration_->read_through) {
       // A phase that only invalidates: reads stay on the placement. Beside a kStrict window (a
-      // fleet's phase 3), a reader there may hold a lease on this key: its placeholder is a miss.
+      // fleet's phase 3), a reader there may hold a lease on this key: its placeholder is a miss,
+      // and what its holder filled in since is read again.
       if (item && strict() && item->value.empty() && item->flags == 0 &&
-          at == snapshot_->locate(key) && migration_->old_owner(key) != at &&
-          paths().placeholder(at, key)) {
-        item.reset();
+          at == snapshot_->locate(key) && migration_->old_owner(key) != at) {
+        item = paths().read_unless_placeholder(at, key);
       }
       return;
     }
@@ -288,7 +288,10 @@ class MigratedMultiGet {
       auto hit = [&](std::size_t index, const ItemView& item) {
         const std::size_t at = plan.server_of[index];
         if (item.value.empty() && item.flags == 0 && at == snapshot.locate(keys[index]) &&
-            migration.old_owner(keys[index]) != at && path.placeholder(at, keys[index])) {
+            migration.old_owner(keys[index]) != at) {
+          if (const std::optional<Item> now = path.read_unless_placeholder(at, keys[index])) {
+            on_hit(index, ItemView{now->value, now->flags, now->cas});
+          }
           return;
         }
         on_hit(index, item);
