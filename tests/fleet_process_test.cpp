@@ -310,6 +310,67 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   expect_clean(stop_and_check());
 }
 
+#ifdef MEMSHARD_FLEET_PATH
+// The staggered rollout as an operator makes it: `memshard-fleet migrate`, then `commit`, while
+// 4 or 8 member processes read and write; each member hears of each phase at its own moment.
+struct Rollout {
+  std::size_t members;
+  MigrationConsistency consistency;
+};
+
+class FleetRolloutTest : public FleetProcessTest, public ::testing::WithParamInterface<Rollout> {
+ protected:
+  auto tool(std::vector<std::string> args) -> memshard::testing::RunResult {
+    args.insert(args.begin(), {"--store", store_, "--timeout", "20"});
+    return memshard::testing::run_program(MEMSHARD_FLEET_PATH, std::move(args), {},
+                                          milliseconds{60'000});
+  }
+};
+
+TEST_P(FleetRolloutTest, ThroughTheToolServesNothingStale) {
+  const Rollout rollout = GetParam();
+  memshard::FleetRecord record;
+  record.placement = placement(4);
+  ASSERT_TRUE(admin_->create("web", record).ok());
+  start_members(rollout.members);
+  let_traffic_pass(3'000);
+  std::string servers;
+  for (const memshard::Server& server : servers_.list()) {
+    servers += (servers.empty() ? "" : " ") + server.endpoint();
+  }
+  const bool strict = rollout.consistency == MigrationConsistency::kStrict;
+  const auto migrated =
+      tool({"migrate", "web", "--servers", servers, "--consistency", strict ? "strict" : "fast"});
+  ASSERT_EQ(migrated.status, 0) << migrated;
+  let_traffic_pass(3'000);
+  const auto committed = tool({"commit", "web"});
+  ASSERT_EQ(committed.status, 0) << committed;
+  EXPECT_NE(committed.err.find(": swept "), std::string::npos) << committed;
+  let_traffic_pass(3'000);
+  const HistoryReport report = stop_and_check();
+  EXPECT_GT(report.hits, 1'000U);
+  EXPECT_EQ(report.wrong_values, 0U);
+  EXPECT_EQ(report.lost_writes, 0U);
+  if (strict) {
+    EXPECT_EQ(report.stale_reads, 0U);
+  } else {
+    EXPECT_LE(report.stale_reads * 10'000, report.hits) << "over 1e-4 of the hits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Members, FleetRolloutTest,
+                         ::testing::Values(Rollout{4, MigrationConsistency::kStrict},
+                                           Rollout{4, MigrationConsistency::kFast},
+                                           Rollout{8, MigrationConsistency::kStrict},
+                                           Rollout{8, MigrationConsistency::kFast}),
+                         [](const ::testing::TestParamInfo<Rollout>& param_info) {
+                           return std::to_string(param_info.param.members) +
+                                  (param_info.param.consistency == MigrationConsistency::kStrict
+                                       ? "Strict"
+                                       : "Fast");
+                         });
+#endif
+
 // The same against a 3-member etcd cluster, under its faults.
 class FleetProcessClusterTest : public FleetProcessTest {
  protected:
