@@ -241,10 +241,12 @@ TEST_F(FleetMemberTest, AMemberCutOffFromEtcdIsFencedInTimeAndCatchesUpBeforeItS
   create();
   memshard::testing::FaultProxy proxy(etcd_.client_port());
   FleetOptions fleet_options = options();
-  fleet_options.lease_ttl = seconds{2};
+  fleet_options.lease_ttl = seconds{3};
   fleet_options.etcd.request_timeout = milliseconds{500};
   ClientOptions quick;
-  quick.call_timeout = milliseconds{500};  // under the fence's margin
+  // The fence's margin (a call budget, 1 s) leaves the check below a second for the polling
+  // thread's scheduling under load.
+  quick.call_timeout = milliseconds{1'000};
   FleetMember member = memshard::join_fleet("etcd://" + proxy.spec(), "web", quick, fleet_options);
   const std::string key = moved_key();
   ASSERT_TRUE(member.client().set(key, "v0"));

@@ -24,12 +24,9 @@
 #include "support/child_process.hpp"
 #include "support/etcd_server.hpp"
 #include "support/fault_proxy.hpp"
+#include "support/fleet_processes.hpp"
 #include "support/history.hpp"
 #include "support/server_set.hpp"
-
-#ifndef MEMSHARD_FLEET_MEMBER_PROCESS
-#error "MEMSHARD_FLEET_MEMBER_PROCESS: the path of memshard_fleet_member_process"
-#endif
 
 namespace fleet_process_test {
 namespace {
@@ -38,18 +35,16 @@ using memshard::FleetAdmin;
 using memshard::FleetCommand;
 using memshard::FleetCommandKind;
 using memshard::MigrationConsistency;
-using memshard::testing::ChildProcess;
 using memshard::testing::EtcdCluster;
 using memshard::testing::EtcdServer;
-using memshard::testing::History;
+using memshard::testing::FleetProcesses;
 using memshard::testing::HistoryReport;
 using memshard::testing::ServerSet;
 using std::chrono::milliseconds;
 
 constexpr std::size_t kMembers = 4;
 constexpr auto kLeaseTtl = std::chrono::seconds{3};  // fleet_member_process's
-constexpr std::size_t kKeys = 64;
-constexpr milliseconds kWait{20'000};
+constexpr milliseconds kWait = FleetProcesses::kWait;
 
 // Enough calls were checked, and none broke a rule.
 void expect_clean(const HistoryReport& report) {
@@ -74,141 +69,31 @@ class FleetProcessTest : public ::testing::Test {
     }
     admin_ = std::make_unique<FleetAdmin>(store_);
     ASSERT_TRUE(servers_.reset());
-    char pattern[] = "/tmp/memshard-fleet-logs-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    logs_ = pattern;
+    fleet_ = std::make_unique<FleetProcesses>(servers_, store_, *admin_);
   }
-  void TearDown() override {
-    members_.clear();  // killed, if a test failed before it stopped them
-    std::error_code ignored;
-    std::filesystem::remove_all(logs_, ignored);
-  }
+  void TearDown() override { fleet_.reset(); }
 
-  auto placement(std::size_t count) -> memshard::FleetPlacement {
-    return {servers_.list(0, count), "libmemcached-ketama", {}};
+  [[nodiscard]] auto placement(std::size_t count) const -> memshard::FleetPlacement {
+    return fleet_->placement(count);
   }
-
   void start_members(std::size_t count = kMembers) {
-    std::string all;
-    for (const memshard::Server& server : servers_.list()) {
-      all += (all.empty() ? "" : ",") + server.endpoint();
-    }
-    for (std::size_t m = 0; m < count; ++m) {
-      members_.push_back(std::make_unique<ChildProcess>(
-          MEMSHARD_FLEET_MEMBER_PROCESS,
-          std::vector<std::string>{m == 0 && proxy_ ? "etcd://" + proxy_->spec() : store_, "web",
-                                   std::to_string(m), std::to_string(count), std::to_string(kKeys),
-                                   "120", log_path(m), all},
-          -1, -1, 2));
-    }
-    const auto until = std::chrono::steady_clock::now() + kWait;
-    while (std::chrono::steady_clock::now() < until) {
-      const auto members = admin_->members("web");
-      if (members.ok() && members->size() == count) {
-        return;
-      }
-      std::this_thread::sleep_for(milliseconds{20});
-    }
-    FAIL() << "the members did not all join";
+    fleet_->start(count, [this](std::size_t m) {
+      return m == 0 && proxy_ ? "etcd://" + proxy_->spec() : store_;
+    });
   }
-
-  // Waits until the servers answered `calls` more gets and sets (the members' load goes on
-  // meanwhile).
-  void let_traffic_pass(std::uint64_t calls) {
-    const std::uint64_t from = traffic();
-    const auto until = std::chrono::steady_clock::now() + kWait;
-    while (traffic() < from + calls && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(milliseconds{10});
-    }
-    ASSERT_GE(traffic(), from + calls) << "the members made too few calls";
-  }
-
-  auto traffic() -> std::uint64_t {
-    std::uint64_t sum = 0;
-    for (auto& server : servers_) {
-      const std::string stats = server.command("stats");
-      for (const char* name : {"STAT cmd_get ", "STAT cmd_set "}) {
-        const auto at = stats.find(name);
-        if (at != std::string::npos) {
-          sum += std::stoull(stats.substr(at + std::string(name).size()));
-        }
-      }
-    }
-    return sum;
-  }
+  void let_traffic_pass(std::uint64_t calls) { fleet_->let_traffic_pass(calls); }
+  auto stop_and_check() -> HistoryReport { return fleet_->stop_and_check(); }
 
   // A migration and its commit under `consistency` across `count` members, with the members'
   // load before, in the window and after; the merged logs' report.
   auto migrate(MigrationConsistency consistency, std::size_t count = kMembers) -> HistoryReport;
-
-  // Waits until every live member serves the record's epoch (after a fault).
-  void wait_until_every_member_serves_the_record() {
-    const auto until = std::chrono::steady_clock::now() + kWait;
-    while (std::chrono::steady_clock::now() < until) {
-      const auto view = admin_->show("web");
-      const auto members = admin_->members("web");
-      if (view.ok() && members.ok() && members->size() == members_.size()) {
-        bool all = true;
-        for (const auto& member : *members) {
-          all = all && member.epoch == view->record.epoch;
-        }
-        if (all) {
-          return;
-        }
-      }
-      std::this_thread::sleep_for(milliseconds{20});
-    }
-    FAIL() << "the members did not all come back to the fleet's record";
-  }
-
-  // Stops the members and checks their merged logs.
-  auto stop_and_check() -> HistoryReport {
-    for (auto& member : members_) {
-      member->terminate();
-    }
-    std::vector<std::string> keys;
-    for (std::size_t k = 0; k < kKeys; ++k) {
-      keys.push_back("fleet:" + std::to_string(k));
-    }
-    const std::size_t count = members_.size();
-    History history(keys, count);
-    fenced_calls_ = 0;
-    for (std::size_t m = 0; m < count; ++m) {
-      const auto code = members_[m]->wait_for(kWait);
-      EXPECT_EQ(code, 0) << "member " << m;
-      std::FILE* log = std::fopen(log_path(m).c_str(), "rb");
-      if (log == nullptr) {
-        ADD_FAILURE() << "no log of member " << m;
-        continue;
-      }
-      memshard::testing::Call call;
-      while (std::fread(&call, sizeof call, 1, log) == 1) {
-        fenced_calls_ += call.code == memshard::Errc::kFenced ? 1 : 0;
-        history.record(call);
-      }
-      std::fclose(log);
-    }
-    members_.clear();
-    const HistoryReport report = history.check(milliseconds{2'000});
-    std::printf("%s\n", report.summary().c_str());
-    for (const std::string& example : report.examples) {
-      std::printf("%s\n", example.c_str());
-    }
-    return report;
-  }
-
-  auto log_path(std::size_t member) const -> std::string {
-    return (logs_ / ("member-" + std::to_string(member) + ".log")).string();
-  }
 
   ServerSet servers_{5};
   std::unique_ptr<EtcdServer> etcd_;      // the store, when it has one member
   std::unique_ptr<EtcdCluster> cluster_;  // the store, when it has several
   std::string store_;
   std::unique_ptr<FleetAdmin> admin_;
-  std::size_t fenced_calls_ = 0;  // the writes the last check found refused with kFenced
-  std::filesystem::path logs_;
-  std::vector<std::unique_ptr<ChildProcess>> members_;
+  std::unique_ptr<FleetProcesses> fleet_;
   std::unique_ptr<memshard::testing::FaultProxy> proxy_;  // member 0's way to etcd, when set
 };
 
@@ -282,7 +167,7 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   proxy_ = std::make_unique<memshard::testing::FaultProxy>(etcd_->client_port());
   start_members();
   let_traffic_pass(2'000);
-  ASSERT_EQ(::kill(members_[0]->pid(), SIGSTOP), 0);
+  ASSERT_EQ(::kill(fleet_->member(0).pid(), SIGSTOP), 0);
   proxy_->set_blackhole(memshard::testing::Direction::kBoth);
   const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
                              MigrationConsistency::kStrict, false};
@@ -292,20 +177,10 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   const auto committed =
       admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
   ASSERT_TRUE(committed.ok()) << committed;
-  ASSERT_EQ(::kill(members_[0]->pid(), SIGCONT), 0);
+  ASSERT_EQ(::kill(fleet_->member(0).pid(), SIGCONT), 0);
   let_traffic_pass(3'000);  // m0 runs, cut off: fenced
   proxy_->heal();
-  const std::int64_t epoch = admin_->show("web")->record.epoch;
-  const auto until = std::chrono::steady_clock::now() + kWait;
-  bool back = false;
-  while (!back && std::chrono::steady_clock::now() < until) {
-    const auto members = admin_->members("web");
-    for (const auto& member : members.ok() ? *members : std::vector<memshard::FleetMemberInfo>{}) {
-      back = back || (member.id == "m0" && member.epoch == epoch);
-    }
-    std::this_thread::sleep_for(milliseconds{20});
-  }
-  ASSERT_TRUE(back) << "m0 did not catch up";
+  fleet_->wait_until_member_serves_the_record("m0");
   let_traffic_pass(3'000);
   expect_clean(stop_and_check());
 }
@@ -433,7 +308,7 @@ TEST_F(FleetProcessClusterTest, EtcdStoppedForLessThanTheLeaseTtlCostsNothing) {
   let_traffic_pass(2'000);
   migrate_and_commit();
   expect_clean(stop_and_check());
-  EXPECT_EQ(fenced_calls_, 0U);
+  EXPECT_EQ(fleet_->fenced_calls(), 0U);
 }
 
 // etcd stopped as a whole for twice the lease TTL: every member fences itself by its own clock
@@ -445,11 +320,11 @@ TEST_F(FleetProcessClusterTest, EtcdStoppedForLongerThanTheLeaseTtlFencesEveryMe
   cluster_->pause();
   std::this_thread::sleep_for(kLeaseTtl * 2);  // the outage itself
   cluster_->resume();
-  wait_until_every_member_serves_the_record();
+  fleet_->wait_until_every_member_serves_the_record();
   let_traffic_pass(2'000);
   migrate_and_commit();
   expect_clean(stop_and_check());
-  EXPECT_GT(fenced_calls_, 0U);
+  EXPECT_GT(fleet_->fenced_calls(), 0U);
 }
 
 }  // namespace

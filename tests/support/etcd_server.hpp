@@ -49,7 +49,13 @@ class EtcdServer {
   /// port between the probe and etcd's bind).
   static constexpr int kStartAttempts = 5;
 
-  EtcdServer() : EtcdServer(Deferred{}, "memshard-test") {
+  EtcdServer() : EtcdServer(std::vector<std::string>{}) {}
+
+  /// EtcdServer: also answering clients on `extra_hosts` (other addresses of this host, such as
+  /// 127.0.0.2), on the same port: a test can then cut some clients off by address.
+  explicit EtcdServer(std::vector<std::string> extra_hosts)
+      : EtcdServer(Deferred{}, "memshard-test") {
+    extra_hosts_ = std::move(extra_hosts);
     std::string last_failure;
     for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
       client_port_ = detail::free_port();
@@ -276,12 +282,16 @@ class EtcdServer {
                           "' not found in PATH (install etcd-server, or set MEMSHARD_ETCD)");
     }
     const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+    std::string listen = client;
+    for (const std::string& host : extra_hosts_) {
+      listen += ",http://" + host + ":" + std::to_string(client_port_);
+    }
     std::vector<std::string> args = {"--name",
                                      name_,
                                      "--data-dir",
                                      data_dir_.string(),
                                      "--listen-client-urls",
-                                     client,
+                                     listen,
                                      "--advertise-client-urls",
                                      client,
                                      "--listen-peer-urls",
@@ -330,6 +340,7 @@ class EtcdServer {
   std::filesystem::path data_dir_;
   std::unique_ptr<Fd> log_;
   std::string name_;
+  std::vector<std::string> extra_hosts_;  // where it also answers clients
   std::uint16_t client_port_ = 0;
   std::uint16_t peer_port_ = 0;
   std::unique_ptr<ChildProcess> child_;
