@@ -173,8 +173,9 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
     return std::move(*refused);
   }
   refresh();  // always inside a call that marked its seat (get, in_window, remove)
-  if (fenced()) [[unlikely]] {
-    return refuse_fenced(key, value);  // a read never comes here fenced (get answers a miss)
+  // A read checked the gate already (get answers a miss while fenced): one check a call.
+  if (access != Access::kRead && fenced()) [[unlikely]] {
+    return refuse_fenced(key, value);
   }
   core_.forget_avoid();
   const std::size_t primary = snapshot_->locate(key);
