@@ -19,6 +19,14 @@
 //                             wherever their locator puts them;
 //   ketama_same, modulo_same  the same clients on the keys their locator puts
 //                             on the baseline's server;
+//   ketama_member             a fleet member's client on ketama's keys: a
+//                             ShardedClient<AnyLocator> made by make_client
+//                             on ketama's profile, servers and options, as
+//                             join_fleet makes it, its family served as a
+//                             steady record's phase (Fleet::serve) and its
+//                             fence gate opened for good, so every call
+//                             checks the gate as a member's does (no etcd);
+//                             also against ketama (ketama_member_ratio_ketama);
 //   libmemcached_all          libmemcached placing the keys itself: one
 //                             memcached_st holding every server with
 //                             MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, on the same
@@ -50,6 +58,8 @@
 //   ketama_same_visit         visit_multi, as ketama_visit, on the baseline's
 //                             lists: only the client differs from the
 //                             baseline;
+//   ketama_member             the fleet member's client above, get_multi on
+//                             ketama's lists, also against ketama;
 //   libmemcached_all          the every-server KETAMA_WEIGHTED memcached_st on
 //                             ketama's lists;
 //   twemproxy                 the proxy's memcached_st on ketama's lists (left
@@ -113,7 +123,8 @@
 // _lo and _hi, and for ketama and modulo <name>_ratio_ref (with _lo, _hi), the
 // same paired ratio against libmemcached_all (get_multi: also for
 // ketama_visit); ketama_ratio_twemproxy (with _lo, _hi), ketama's paired
-// ratio against twemproxy.
+// ratio against twemproxy; ketama_member_ratio_ketama (with _lo, _hi), the
+// fleet member's paired ratio against the plain ketama client.
 //
 // Before timing, every multi-get list is read through each contender that
 // uses it: every key once, with its value. Ketama's lists are read through
@@ -141,7 +152,10 @@
 // `valgrind --tool=callgrind`, no timing is done: after the checks each
 // contender runs N calls (N/10 multi-gets) alone between CALLGRIND_ZERO_STATS and
 // CALLGRIND_DUMP_STATS_AT("<benchmark>/<contender>/<calls>/<keys per call>"),
-// so every dump holds exactly one contender's calls.
+// so every dump holds exactly one contender's calls. They are made inside
+// calls_alone (client/paired_statistics.hpp), whose inclusive cost is what they
+// cost the calling thread; the dump's total also holds what other threads did
+// meanwhile (the deadline watch's ticks).
 //
 // Code: client/workload.hpp (keys, values, key lists, Contender),
 // client/contenders.hpp (the ShardedClient contenders), client/baselines.hpp

@@ -18,6 +18,9 @@ expected files there.
   testdata/migration_race/    one run of the migration race benchmark
                               (migration_race.json), and its report and CSV
                               files
+  testdata/coordination/      one run of the coordination benchmark (etcd at
+                              rest, a phase change reaching 50 members), and its
+                              report and CSV files
   testdata/codecs/            one run of the codec benchmark against PHP
                               (codecs.json), and its report and CSV files
   testdata/compile_time/      one run of bench/compile_time.sh
@@ -42,6 +45,7 @@ TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
+COORDINATION = os.path.join(TESTDATA, "coordination")
 CODECS = os.path.join(TESTDATA, "codecs")
 COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
@@ -144,6 +148,65 @@ class ReportTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, work)
         self.assertIn("Targets met: 3 of 4; missed: client get_in_migration in_migration / no migration "
                       "1.031x", done.stdout)
+    def fleet_member_run(self, time_ratios, dumps):
+        """Reports a results directory holding the saved run's client.json with a fleet member's
+        counters in get and set (`time_ratios`: {op: its paired ratio to ketama}), and one
+        callgrind dump per entry of `dumps`: {(op, contender): (summary, calls_alone's inclusive
+        cost or None)}, each over 2000 calls. Answers what the report printed."""
+        source = tempfile.mkdtemp(prefix="memshard-report-src-")
+        self.addCleanup(shutil.rmtree, source)
+        results = os.path.join(source, "results")
+        os.makedirs(os.path.join(results, "callgrind_client"))
+        with open(os.path.join(TESTDATA, "results", "client.json")) as handle:
+            doc = json.load(handle)
+        for row in doc["benchmarks"]:
+            op = row["run_name"].split("/")[1]
+            if op in time_ratios:
+                row.update({"ketama_member_ns": row["ketama_ns"] * time_ratios[op], "ketama_member_keys": 1024,
+                            "ketama_member_ratio": row["ketama_ratio"] * time_ratios[op],
+                            "ketama_member_ratio_lo": row["ketama_ratio_lo"], "ketama_member_ratio_hi":
+                            row["ketama_ratio_hi"], "ketama_member_ratio_ketama": time_ratios[op],
+                            "ketama_member_ratio_ketama_lo": 0.98, "ketama_member_ratio_ketama_hi": 1.02})
+        with open(os.path.join(results, "client.json"), "w") as handle:
+            json.dump(doc, handle)
+        for part, ((op, contender), (summary, alone)) in enumerate(sorted(dumps.items()), start=1):
+            lines = ["# callgrind format", "version: 1", f"part: {part}", "",
+                     f"desc: Trigger: Client Request: {op}/{contender}/2000/1", "", "positions: line",
+                     "events: Ir", f"summary: {summary}", "", "fn=(1) main", "0 15"]
+            if alone is not None:
+                lines += ["cfn=(2) memshard::bench::client::calls_alone(memshard::bench::client::Contender "
+                          "const&, unsigned long)", "calls=1 0 ", f"0 {alone}", "", "fn=(2)", "0 8"]
+            with open(os.path.join(results, "callgrind_client", f"client.callgrind.{part}"), "w") as handle:
+                handle.write("\n".join(lines) + "\n")
+        work, _, done = run_report(results)
+        self.addCleanup(shutil.rmtree, work)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_client_fleet_member_is_judged(self):
+        """Time (paired median) and the calling thread's instructions, against 1.01x as printed."""
+        out = self.fleet_member_run(
+            {"get": 1.004, "set": 1.0112},  # set: 1.011x as printed, above 1.01
+            {("get", "ketama"): (18_800_000, 18_000_000), ("get", "ketama_member"): (18_200_000, 18_100_000),
+             ("set", "ketama"): (12_700_000, 12_600_000), ("set", "ketama_member"): (12_900_000, 12_800_000)})
+        self.assertRegex(out, r"\nget +time, µs/op \(paired median ratio\) +[0-9.]+ +[0-9.]+ +1\.004x +"
+                              r"\[0\.980, 1\.020\] +met\n")
+        # The calls' own instructions, not the dump's summary (where the member looks cheaper).
+        self.assertRegex(out, r"\nget +instructions/call \(calling thread\) +9,000 +9,050 +1\.006x +met\n")
+        self.assertRegex(out, r"\nset +time, µs/op \(paired median ratio\) +[0-9.]+ +[0-9.]+ +1\.011x +"
+                              r"\[0\.980, 1\.020\] +MISSED\n")
+        self.assertRegex(out, r"\nset +instructions/call \(calling thread\) +6,300 +6,400 +1\.016x +MISSED\n")
+        self.assertRegex(out, r"Targets met: \d+ of \d+; missed: [^\n]*client fleet member set / plain client: "
+                              r"time 1\.011x; client fleet member set / plain client: instructions 1\.016x\n")
+        self.assertNotIn("client fleet member get", out.split("Targets met")[1])
+
+    def test_client_fleet_member_without_calls_alone(self):
+        """Dumps without calls_alone: the whole process's instructions, judged the same way."""
+        out = self.fleet_member_run({}, {("get", "ketama"): (20_000_000, None),
+                                         ("get", "ketama_member"): (20_100_000, None)})
+        self.assertRegex(out, r"\nget +instructions/call \(whole process\) +10,000 +10,050 +1\.005x +met\n")
+        self.assertNotIn("time, µs/op", out)
+
     def test_resize_time_vs_direct_judge(self):
         """T3: every window after a growth at least the direct switch's same window - 0.5 pp."""
         sys.path.insert(0, BENCH)
@@ -167,6 +230,11 @@ class ReportTest(unittest.TestCase):
         target = self.run_on(os.path.join(MIGRATION_RACE, "results"),
                              os.path.join(MIGRATION_RACE, "summary.expected"))
         self.check_csv(target, os.path.join(MIGRATION_RACE, "expected"))
+
+    def test_coordination_targets(self):
+        target = self.run_on(os.path.join(COORDINATION, "results"),
+                             os.path.join(COORDINATION, "summary.expected"))
+        self.check_csv(target, os.path.join(COORDINATION, "expected"))
 
     def test_migration_race_judge(self):
         sys.path.insert(0, BENCH)
@@ -269,6 +337,8 @@ def regenerate():
              os.path.join(CLIENT_MIGRATION, "expected")),
             (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
              os.path.join(MIGRATION_RACE, "expected")),
+            (os.path.join(COORDINATION, "results"), os.path.join(COORDINATION, "summary.expected"),
+             os.path.join(COORDINATION, "expected")),
             (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
              os.path.join(CODECS, "expected")),
             (os.path.join(COMPILE_TIME, "results"), os.path.join(COMPILE_TIME, "summary.expected"),

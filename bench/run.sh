@@ -18,6 +18,8 @@
 # (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
 # The migration race starts its own 4 local memcached servers too.
+# The coordination benchmark starts its own etcd (etcd-server, installed when
+# missing) and 3 local memcached servers, with its fleet's members in process.
 # The codec benchmark starts one local memcached (with MEMSHARD_SERVERS it uses
 # the first of them) and PHP (bench/php/codecs_bench.php, with Debian's
 # php-cli and php-memcached, installed when missing; without them the PHP
@@ -66,6 +68,9 @@
 #                               and window size times this (default 1: about 2
 #                               minutes; 8: the model's 100,000 keys)
 #   MEMSHARD_RESIZE_TIME_THREADS  their client threads (default 3)
+#   MEMSHARD_COORDINATION_REST_SECONDS  how long the idle members are watched
+#                               (default 20)
+#   MEMSHARD_COORDINATION_CHANGES  reconfigures the 50 members follow (default 10)
 #   MEMSHARD_MIGRATION_RACE_SCALE  the migration race: fresh migrations per arm
 #                               times this (default 1: under a minute)
 #   MEMSHARD_BENCH_COMPILE_TIME 1 (default): also measure the compile time of a
@@ -122,7 +127,7 @@ run() {
   return "$status"
 }
 
-deps=(python3 libsqlite3-dev)
+deps=(python3 libsqlite3-dev etcd-server libcurl4-openssl-dev)
 if [[ $callgrind == 1 ]]; then
   deps+=(valgrind)
 fi
@@ -143,7 +148,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client" "$results_dir/compile-time"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,codecs}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,coordination,codecs}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log,compile_time.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -257,6 +262,14 @@ fi
 log "migration race: concurrent readers and writers, stale reads (4 local memcached servers)"
 run "$results_dir/migration_race.log" "$bench_dir/memshard_migration_race_bench" \
   --benchmark_out="$results_dir/migration_race.json" --benchmark_out_format=json || failures+=(migration_race)
+
+if [[ -x $bench_dir/memshard_coordination_bench ]]; then
+  log "coordination through etcd: members at rest, a phase change reaching 50 members (a local etcd)"
+  run "$results_dir/coordination.log" "$bench_dir/memshard_coordination_bench" \
+    --benchmark_out="$results_dir/coordination.json" --benchmark_out_format=json || failures+=(coordination)
+else
+  log "memshard_coordination_bench not built (no libcurl: no memshard::fleet, see $results_dir/configure.log)"
+fi
 
 log "value codecs on a 20 KB string, against PHP (interleaved, 1 memcached server)"
 run "$results_dir/codecs.log" "$bench_dir/memshard_codecs_bench" \

@@ -3,13 +3,18 @@
 #define MEMSHARD_BENCH_CLIENT_FIXTURE_HPP_
 
 // client/fixture.hpp: Setup, what every run of the client benchmark uses: the
-// ShardedClients, the libmemcached baselines and twemproxy, the stored and
-// checked data, and each benchmark's contenders in their order.
+// ShardedClients (a fleet member's among them), the libmemcached baselines and
+// twemproxy, the stored and checked data, and each benchmark's contenders in
+// their order.
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +32,26 @@ namespace memshard::bench::client {
 using KetamaClient = ShardedClient<KetamaLocator<Md5>>;
 /// ModuloClient: contender (a) modulo, modulo_crc32.
 using ModuloClient = ShardedClient<ModuloLocator<Crc32>>;
+/// MemberClient: contender ketama_member, the client of a fleet member (join_fleet builds it with
+/// make_client from the fleet record's profile).
+using MemberClient = ShardedClient<AnyLocator>;
+
+/// kKetamaProfile: the profile name of ketama's placement, libmemcached_ketama_weighted.
+inline constexpr std::string_view kKetamaProfile = "libmemcached-ketama-weighted";
+
+/// serve_as_member: makes `client`'s family follow a fleet as a member's does while its record is
+/// steady on `servers` (Fleet::serve of the placement alone, as detail::serve_record does), its
+/// fence gate opened as the member opens it (FenceGate::open_until), here for good. Every call of
+/// the family then checks the gate, as a member's calls do; no etcd, no follower thread.
+inline void serve_as_member(MemberClient& client, const std::vector<Server>& servers) {
+  Fleet<AnyLocator>& fleet = detail::FleetOf<AnyLocator>::of(client);
+  fleet.serve(servers, std::make_shared<const AnyLocator>(make_locator(kKetamaProfile, servers)),
+              std::nullopt);
+  fleet.gate().open_until(std::numeric_limits<std::int64_t>::max());
+  if (fleet.gate().closed()) {
+    throw std::runtime_error("ketama_member: its fence gate is closed");
+  }
+}
 
 /// Setup: the clients, baselines and stored data every benchmark uses. The
 /// constructor writes every key, checks every contender's answers and starts
@@ -44,6 +69,7 @@ class Setup {
         modulo_(servers_,
                 std::make_shared<const ModuloLocator<Crc32>>(profiles::modulo_crc32(servers_)),
                 options_),
+        member_(make_client(kKetamaProfile, servers_, {}, options_)),
         single_(make_single_server(servers_.front(), options_)),
         multi_(make_multi_server(servers_, options_)),
         single_data_(kSingleKeys, 0x636C69656E74ULL),
@@ -57,6 +83,11 @@ class Setup {
         modulo_same_requests_(modulo_same_data_),
         all_fetch_(multi_.get()),
         single_fetch_(single_.get()) {
+    // The member's client, served as a fleet's member; it places every key where ketama does
+    // (checked here), so it reads what ketama writes.
+    serve_as_member(member_, servers_);
+    same_placement("ketama_member", member_, single_data_);
+    same_placement("ketama_member", member_, multi_data_);
     // Single-key data: through each client (wherever it places the keys) and
     // all of it on the baseline's server.
     for (std::size_t i = 0; i < single_data_.keys.size(); ++i) {
@@ -77,6 +108,7 @@ class Setup {
     check_fetch("libmemcached", single_fetch_, ketama_same_data_, ketama_same_requests_);
     check_sharded_multi("ketama", ketama_, multi_data_, requests_);
     check_sharded_multi("ketama_per_server", ketama_per_server_, multi_data_, requests_);
+    check_sharded_multi("ketama_member", member_, multi_data_, requests_);
     check_sharded_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_);
     check_sharded_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_);
     // Twemproxy (d), checked on what ketama alone has written so far.
@@ -93,7 +125,8 @@ class Setup {
   }
 
   /// single_get_contenders: the contenders of BM_Client/get. Order: the
-  /// ShardedClient contenders, (c), (d) when there is a proxy, then the
+  /// ShardedClient contenders (ketama_member, the fleet member's, also
+  /// against ketama: _ratio_ketama), (c), (d) when there is a proxy, then the
   /// baseline (b) last.
   [[nodiscard]] auto single_get_contenders() -> std::vector<Contender> {
     return single_contenders([](auto&&... args) { return sharded_get(args...); },
@@ -107,7 +140,8 @@ class Setup {
   }
 
   /// multi_contenders: the contenders of BM_Client/get_multi, in the same
-  /// order; (a) also against (c) (_ratio_ref), as in get/set.
+  /// order; (a) also against (c) (_ratio_ref), as in get/set, and
+  /// ketama_member against ketama (_ratio_ketama).
   [[nodiscard]] auto multi_contenders() -> std::vector<Contender> {
     std::vector<Contender> out;
     out.push_back(sharded_get_multi("ketama", ketama_, multi_data_, requests_));
@@ -120,6 +154,8 @@ class Setup {
     out.push_back(sharded_visit_multi("ketama_same_visit", ketama_, ketama_same_requests_));
     out.push_back(
         sharded_get_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_));
+    out.push_back(sharded_get_multi("ketama_member", member_, multi_data_, requests_));
+    out.back().also_against = {"ketama"};
     out.push_back(libmemcached_get_multi("libmemcached_all", all_fetch_, requests_));
     if (proxy_) {
       out.push_back(libmemcached_get_multi("twemproxy", proxy_->fetch(), requests_));
@@ -163,6 +199,8 @@ class Setup {
         sharded("ketama_same", ketama_, single_data_, on_first_server(single_data_, ketama_)));
     out.push_back(
         sharded("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
+    out.push_back(sharded("ketama_member", member_, single_data_, all_indexes(kSingleKeys)));
+    out.back().also_against = {"ketama"};
     out.push_back(plain("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
     if (proxy_) {
       out.push_back(plain("twemproxy", proxy_->handle(), single_data_, all_indexes(kSingleKeys)));
@@ -176,6 +214,16 @@ class Setup {
   static auto per_server(ClientOptions options) -> ClientOptions {
     options.multi_get = MultiGetMode::kPerServer;
     return options;
+  }
+
+  // Throws unless `client` places every key of `data` on the server ketama_ does.
+  template <class Client>
+  void same_placement(std::string_view name, const Client& client, const Data& data) const {
+    for (const std::string& key : data.keys) {
+      if (client.server_index_for(key) != ketama_.server_index_for(key)) {
+        throw std::runtime_error(std::string(name) + ": places " + key + " elsewhere than ketama");
+      }
+    }
   }
 
   template <class Client>
@@ -198,6 +246,7 @@ class Setup {
   KetamaClient ketama_;
   KetamaClient ketama_per_server_;  // ketama_ with MultiGetMode::kPerServer
   ModuloClient modulo_;
+  MemberClient member_;  // a fleet member's, on ketama_'s profile (serve_as_member)
   MemcachedPtr single_;  // (b)
   MemcachedPtr multi_;   // (c)
   Data single_data_;

@@ -6,7 +6,8 @@
 // contenders: interleaved rounds in a fresh random order, paired ratios to the
 // baseline round by round, their medians with distribution-free ~95%
 // confidence intervals, published as benchmark counters; or, in callgrind
-// mode, each contender alone between a zero and a dump of the counts.
+// mode, each contender alone between a zero and a dump of the counts, its
+// calls made inside calls_alone.
 
 #include <benchmark/benchmark.h>
 
@@ -62,6 +63,15 @@ using Rounds = std::vector<std::vector<double>>;
   return ns;
 }
 
+/// calls_alone: `contender`'s `calls` calls, in callgrind mode. Never inlined: its inclusive cost
+/// in a dump is what the calls cost the thread that makes them, without what other threads of the
+/// process (the deadline watch's ticks) did meanwhile, which the dump's total includes
+/// (bench/report/client.py reads both).
+[[gnu::noinline]] inline auto calls_alone(const Contender& contender, std::size_t calls)
+    -> std::size_t {
+  return contender.run(calls);
+}
+
 /// measure: runs `contenders` (the last is the baseline) and publishes the
 /// counters (<name>_ns, <name>_keys, <name>_ratio with _lo and _hi,
 /// <name>_ratio_ref against its reference, <name>_ratio_<other> against each
@@ -84,7 +94,7 @@ inline void measure(benchmark::State& state, const std::string& benchmark_name,
 #if MEMSHARD_BENCH_HAS_CALLGRIND
         CALLGRIND_ZERO_STATS;
 #endif
-        failed += contender.run(calls);
+        failed += calls_alone(contender, calls);
 #if MEMSHARD_BENCH_HAS_CALLGRIND
         CALLGRIND_DUMP_STATS_AT(name.c_str());
 #endif

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """ShardedClient against libmemcached and twemproxy on real memcached
 (client.json): single get and set, multi-get, instructions per call
-(callgrind_client/), and the client targets."""
+(callgrind_client/), a fleet member's client against a plain one, and the
+client targets."""
 
 import csv
 import glob
@@ -13,6 +14,9 @@ from .common import rows_of, verdict
 TARGET_CLIENT_SINGLE = 1.03  # single get / set against libmemcached on the same server
 TARGET_CLIENT_MULTI = 1.00  # get_multi of 100 keys against (c), libmemcached's multi-server mget + fetch_result
 TARGET_CLIENT_VS_TWEMPROXY = 0.50  # ShardedClient single get / the same get through twemproxy
+# A fleet member's client (ketama_member) / the plain client beside it (ketama), single get and
+# set: the paired median time ratio and the instructions per call, each.
+TARGET_FLEET_MEMBER = 1.01
 # During a live migration (BM_Client/get_in_migration, miss_in_migration, migration_round_trips).
 TARGET_MIGRATION_HIT = 1.03  # a hit in the window / the same hit without a migration
 TARGET_MIGRATION_MOVED_MISS = 2.00  # a moved-key miss / a plain get (informational, not judged)
@@ -28,6 +32,7 @@ MIGRATION_ROUND_TRIPS = [
 # The client benchmark's contenders of get and set: (counter prefix, label).
 CLIENT_SINGLE = [
     ("ketama", "(a)  ShardedClient ketama-md5-weighted, keys on every server"),
+    ("ketama_member", "(a)  the same as a fleet member's client (served, fence gate checked)"),
     ("modulo", "(a)  ShardedClient modulo-crc32, keys on every server"),
     ("ketama_same", "(a') ShardedClient ketama-md5-weighted, keys on (b)'s server"),
     ("modulo_same", "(a') ShardedClient modulo-crc32, keys on (b)'s server"),
@@ -49,6 +54,7 @@ CLIENT_MIGRATION_BASELINE = {"get_in_migration": "no_migration", "miss_in_migrat
 CLIENT_MULTI = [
     ("ketama", "(a)  ShardedClient ketama-md5-weighted get_multi, keys on every server"),
     ("ketama_visit", "(a)  ShardedClient ketama-md5-weighted visit_multi, keys on every server"),
+    ("ketama_member", "(a)  the same get_multi as a fleet member's client (served, fence gate checked)"),
     ("ketama_per_server", "(a)  ShardedClient ketama-md5-weighted get_multi, MultiGetMode::kPerServer"),
     ("modulo", "(a)  ShardedClient modulo-crc32 get_multi, keys on every server"),
     ("ketama_same", "(a') ShardedClient ketama-md5-weighted get_multi, keys on (b)'s server"),
@@ -83,6 +89,45 @@ def client_callgrind(results_dir):
             continue
         op, contender, calls, keys = name.split("/")
         counts[(op, contender)] = (total / int(calls), int(keys))
+    return counts
+
+
+# The function of the client benchmark whose inclusive cost in a dump is what the contender's
+# calls cost the calling thread (client/paired_statistics.hpp).
+CALLS_ALONE = "memshard::bench::client::calls_alone("
+
+
+def calling_thread_callgrind(results_dir):
+    """{(op, contender): instructions per call of the calling thread} from callgrind_client/: the
+    inclusive cost of calls_alone in each dump, without what other threads did meanwhile (which
+    the dump's summary holds). Dumps without calls_alone are left out."""
+    counts = {}
+    prefix = "desc: Trigger: Client Request: "
+    for path in glob.glob(os.path.join(results_dir, "callgrind_client", "client.callgrind.*")):
+        name, names, positions, callee, after_calls, total = None, {}, 1, None, False, None
+        with open(path) as handle:
+            for line in handle:
+                if after_calls:
+                    # The line after calls=: the call's position(s), then its inclusive costs (Ir first).
+                    after_calls = False
+                    if callee is not None and CALLS_ALONE in names.get(callee, ""):
+                        total = (total or 0) + int(line.split()[positions])
+                elif line.startswith(prefix):
+                    name = line[len(prefix):].strip()
+                elif line.startswith("positions:"):
+                    positions = len(line.split()) - 1
+                elif line.startswith(("fn=(", "cfn=(")):
+                    ident, _, function = line.split("=", 1)[1].partition(")")
+                    if function.strip():
+                        names[ident] = function.strip()
+                    if line.startswith("cfn="):
+                        callee = ident
+                elif line.startswith("calls="):
+                    after_calls = True
+        if name is None or total is None or name.count("/") != 3:
+            continue
+        op, contender, calls, _ = name.split("/")
+        counts[(op, contender)] = total / int(calls)
     return counts
 
 
@@ -329,6 +374,7 @@ def client_section(rep, doc, counts):
                          "operation's (b) and (c) rows.",
                          "User-space instructions of the client process, libmemcached included; the kernel "
                          "and the servers are not counted. Repeatable where times are not."])
+    member = fleet_member_section(rep, rows, counts, calling_thread_callgrind(rep.results_dir))
     trips = migration_section(rep, rows, counts, targets)
     if targets:
         with open(os.path.join(rep.results_dir, "client_targets.csv"), "w", newline="") as handle:
@@ -336,7 +382,70 @@ def client_section(rep, doc, counts):
             writer.writerow(["operation", "contender", "against", "time ratio", "goal", "met"])
             writer.writerows(targets)
     return [(f"client {op} {name} / {against} {value:.3f}x", ok)
-            for op, name, against, value, _, ok in targets] + trips
+            for op, name, against, value, _, ok in targets] + member + trips
+
+
+def fleet_member_section(rep, rows, counts, calling):
+    """A fleet member's client (ketama_member) against the plain client beside it (ketama): the
+    paired median time ratio of the same interleaved run, and the instructions per call of both
+    (the calling thread's when the dumps have calls_alone, else the whole process's). Get and set
+    are judged (TARGET_FLEET_MEMBER, on the ratio as printed); get_multi is shown. Returns
+    [(target, met)]."""
+    text_rows, csv_rows, judged = [], [], []
+
+    def add(op, measure, plain, member, ratio, low, high, plain_text, member_text, target_name):
+        ok = None
+        if op in ("get", "set"):
+            ok = round(ratio, 3) <= TARGET_FLEET_MEMBER
+            judged.append((f"client fleet member {op} / plain client: {target_name} {ratio:.3f}x", ok))
+        text_rows.append([f"{op:<9}  {measure}", plain_text, member_text, f"{ratio:.3f}x",
+                          f"[{low:.3f}, {high:.3f}]" if low is not None else "",
+                          verdict(ok) if ok is not None else "(not judged)"])
+        csv_rows.append({"operation": op, "measure": measure, "plain client": plain, "fleet member": member,
+                         "ratio": ratio, "ratio low": low if low is not None else "",
+                         "ratio high": high if high is not None else "",
+                         "goal": TARGET_FLEET_MEMBER if ok is not None else "",
+                         "met": ok if ok is not None else ""})
+
+    for op in ("get", "set", "get_multi"):
+        r = rows.get(op)
+        unit = "µs/request" if op == "get_multi" else "µs/op"
+        if r is not None and not r.get("error_occurred") and "ketama_member_ratio_ketama" in r:
+            plain, member = r["ketama_ns"] / 1000, r["ketama_member_ns"] / 1000
+            add(op, f"time, {unit} (paired median ratio)", plain, member, r["ketama_member_ratio_ketama"],
+                r["ketama_member_ratio_ketama_lo"], r["ketama_member_ratio_ketama_hi"],
+                f"{plain:.2f}", f"{member:.2f}", "time")
+        if (op, "ketama_member") in counts and (op, "ketama") in counts:
+            if (op, "ketama_member") in calling and (op, "ketama") in calling:
+                plain, member = calling[(op, "ketama")], calling[(op, "ketama_member")]
+                source = "calling thread"
+            else:
+                plain, member = counts[(op, "ketama")][0], counts[(op, "ketama_member")][0]
+                source = "whole process"
+            add(op, f"instructions/call ({source})", plain, member, member / plain, None, None,
+                f"{plain:,.0f}", f"{member:,.0f}", "instructions")
+    if not text_rows:
+        return []
+    rep.table("A fleet member's client against a plain client: ShardedClient ketama-md5-weighted, the same "
+              "servers, options and keys",
+              ["op         measure", "plain client", "fleet member", "member / plain", "95% CI",
+               f"target <= {TARGET_FLEET_MEMBER:.2f}x"],
+              text_rows, "client_fleet_member.csv", csv_rows,
+              notes=["Fleet member: the ShardedClient<AnyLocator> that join_fleet builds (make_client on the "
+                     "plain client's profile), its family served as a steady record's phase (Fleet::serve) "
+                     "and its fence gate opened as a member opens it,",
+                     "so every call checks the gate and locates through AnyLocator, as a member's does; no "
+                     "etcd (the member's follower thread, which moves the fence every 100 ms, is not there). "
+                     "Plain client: (a) ketama above.",
+                     "Time: both in the same interleaved run; member / plain is the median over the rounds of "
+                     "the member's time per call / the plain client's in the same round, with its 95% CI; "
+                     "µs: medians over rounds.",
+                     "Instructions (callgrind): each alone, as in the instructions table above; calling "
+                     "thread: the calls' own (calls_alone's inclusive cost), without the other threads' "
+                     "work in the same dump (the deadline watch's 4 ms ticks),",
+                     "which the whole process's figure (the table above; older dumps) holds and which can move "
+                     "it by 1 to 2%."])
+    return judged
 
 
 def migration_section(rep, rows, counts, targets):
