@@ -10,6 +10,8 @@ Reads, from a results directory that bench/run.sh filled:
   resize_time.json   the resize-through-time runs, for resize-through-time.svg
                      (hit rate and database reads per window, one line per arm,
                      one row of two charts per scenario);
+  rollout.json       the rollout to 8 processes, coordinated through etcd or
+                     not, for rollout-through-time.svg (hit rate per window);
 writes those SVG files there, and charts.txt naming the ones drawn. Needs
 matplotlib (Debian: python3-matplotlib). Exits 1 when no chart was drawn, with
 the reason as the last line of its output.
@@ -26,6 +28,7 @@ import sys
 BALANCE_CHART = "balance-per-server-load.svg"
 HIT_RATE_CHART = "hit-rate-after-resize.svg"
 RESIZE_TIME_CHART = "resize-through-time.svg"
+ROLLOUT_CHART = "rollout-through-time.svg"
 
 # The per-server load chart: which runs, in which style.
 LOAD_SERIES = [  # (placement, points per server or None for any, legend, colour, line style)
@@ -241,6 +244,37 @@ def resize_time_chart(plt, results_dir):
     return None
 
 
+def rollout_chart(plt, results_dir):
+    """Hit rate per 500 ms window of the rollout, coordinated and not, with each arm's stale reads."""
+    path = os.path.join(results_dir, "rollout.json")
+    if not os.path.exists(path):
+        return "rollout.json missing"
+    with open(path) as handle:
+        doc = json.load(handle)
+    arms = [(r.get("run_name", r["name"]).split("/")[1], r) for r in doc.get("benchmarks", [])
+            if r.get("run_name", r["name"]).startswith("BM_Rollout/") and not r.get("error_occurred")]
+    if not arms:
+        return "no runs in rollout.json"
+    fig, ax = plt.subplots(figsize=(7.2, 3.0))
+    styles = {"coordinated": ("#1f77b4", "o"), "uncoordinated": ("#d62728", "s")}
+    for arm, r in arms:
+        windows = sorted(k for k in r if len(k) == 3 and k[0] == "w" and k[1:].isdigit())
+        xs = [-1.0 + 0.5 * int(k[1:]) for k in windows]
+        colour, marker = styles.get(arm, ("#555555", "."))
+        ax.plot(xs, [100 * r[k] for k in windows], "-", color=colour, marker=marker, ms=3.5, lw=1.2,
+                label=f"{arm}: {int(r['stale']):,} stale of {int(r['hits']):,} hits")
+    ax.axvspan(0, 2, color="#dddddd", alpha=0.5, lw=0, label="migrate (uncoordinated: begins within)")
+    ax.axvspan(4, 6, color="#eeeeee", alpha=0.7, lw=0, label="commit (uncoordinated: within)")
+    ax.set_xlabel("seconds from the change (window of 500 ms starting there)")
+    ax.set_ylabel("hit rate (%)")
+    ax.grid(True, lw=0.3, alpha=0.5)
+    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    ax.set_title("A 4 -> 5 migration rolled out to 8 processes (kFast), 64 shared keys")
+    fig.tight_layout()
+    save(plt, fig, results_dir, ROLLOUT_CHART)
+    return None
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -252,7 +286,7 @@ def main():
         return 1
     drawn, problems = [], []
     for name, draw in ((BALANCE_CHART, balance_chart), (HIT_RATE_CHART, hit_rate_chart),
-                       (RESIZE_TIME_CHART, resize_time_chart)):
+                       (RESIZE_TIME_CHART, resize_time_chart), (ROLLOUT_CHART, rollout_chart)):
         try:
             problem = draw(plt, results_dir)
         except Exception as error:  # one broken chart must not cost the other

@@ -21,6 +21,8 @@ expected files there.
   testdata/coordination/      one run of the coordination benchmark (etcd at
                               rest, a phase change reaching 50 members), and its
                               report and CSV files
+  testdata/rollout/           one run of the rollout benchmark (coordinated and
+                              uncoordinated), and its report and CSV files
   testdata/codecs/            one run of the codec benchmark against PHP
                               (codecs.json), and its report and CSV files
   testdata/compile_time/      one run of bench/compile_time.sh
@@ -46,6 +48,7 @@ RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 COORDINATION = os.path.join(TESTDATA, "coordination")
+ROLLOUT = os.path.join(TESTDATA, "rollout")
 CODECS = os.path.join(TESTDATA, "codecs")
 COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
@@ -236,6 +239,10 @@ class ReportTest(unittest.TestCase):
                              os.path.join(COORDINATION, "summary.expected"))
         self.check_csv(target, os.path.join(COORDINATION, "expected"))
 
+    def test_rollout_targets(self):
+        target = self.run_on(os.path.join(ROLLOUT, "results"), os.path.join(ROLLOUT, "summary.expected"))
+        self.check_csv(target, os.path.join(ROLLOUT, "expected"))
+
     def test_migration_race_judge(self):
         sys.path.insert(0, BENCH)
         from report.migration_race import judge
@@ -339,6 +346,8 @@ def regenerate():
              os.path.join(MIGRATION_RACE, "expected")),
             (os.path.join(COORDINATION, "results"), os.path.join(COORDINATION, "summary.expected"),
              os.path.join(COORDINATION, "expected")),
+            (os.path.join(ROLLOUT, "results"), os.path.join(ROLLOUT, "summary.expected"),
+             os.path.join(ROLLOUT, "expected")),
             (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
              os.path.join(CODECS, "expected")),
             (os.path.join(COMPILE_TIME, "results"), os.path.join(COMPILE_TIME, "summary.expected"),

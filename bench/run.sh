@@ -19,7 +19,9 @@
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
 # The migration race starts its own 4 local memcached servers too.
 # The coordination benchmark starts its own etcd (etcd-server, installed when
-# missing) and 3 local memcached servers, with its fleet's members in process.
+# missing) and 3 local memcached servers, with its fleet's members in process;
+# the rollout benchmark its own etcd, 5 local memcached servers and 8 member
+# processes for each of its two arms.
 # The codec benchmark starts one local memcached (with MEMSHARD_SERVERS it uses
 # the first of them) and PHP (bench/php/codecs_bench.php, with Debian's
 # php-cli and php-memcached, installed when missing; without them the PHP
@@ -148,7 +150,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client" "$results_dir/compile-time"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,coordination,codecs}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,coordination,rollout,codecs}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log,compile_time.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -267,6 +269,9 @@ if [[ -x $bench_dir/memshard_coordination_bench ]]; then
   log "coordination through etcd: members at rest, a phase change reaching 50 members (a local etcd)"
   run "$results_dir/coordination.log" "$bench_dir/memshard_coordination_bench" \
     --benchmark_out="$results_dir/coordination.json" --benchmark_out_format=json || failures+=(coordination)
+  log "rollout: a migration reaching 8 processes, coordinated through etcd or not (5 local memcached servers)"
+  run "$results_dir/rollout.log" "$bench_dir/memshard_rollout_bench" \
+    --benchmark_out="$results_dir/rollout.json" --benchmark_out_format=json || failures+=(rollout)
 else
   log "memshard_coordination_bench not built (no libcurl: no memshard::fleet, see $results_dir/configure.log)"
 fi

@@ -5,16 +5,22 @@
 // test merges the members' logs and checks them together).
 //
 //   memshard_fleet_member_process STORE_URL FLEET MEMBER MEMBERS KEYS SECONDS LOG SERVERS
+//                                 [alone BEGIN_AT COMMIT_AT]
 //
 // MEMBER: this member's index (0 to MEMBERS-1), also its writer in the log; KEYS: how many keys
 // ("fleet:0" ...); SERVERS: every memcached server the fleet may use ("h:p,h:p"), whose order
-// names a server in the log. Exit status 0 once the log is written, 1 on a failure (said on
-// stderr).
+// names a server in the log. With "alone", the process follows no fleet (STORE_URL and FLEET are
+// not read): its own client starts on every server but the last (libmemcached's ketama), and
+// begins a migration (kFast) onto all of them when the steady clock reaches BEGIN_AT, and commits
+// it at COMMIT_AT (both in ns of the steady clock, which every process of the machine shares), as
+// processes that each change on their own would. Exit status 0 once the log is written, 1 on a
+// failure (said on stderr).
 
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -49,10 +55,13 @@ auto server_id(const std::vector<memshard::Server>& all,
 }
 
 auto run(int argc, char** argv) -> int {
-  if (argc != 9) {
-    std::fprintf(stderr, "usage: STORE_URL FLEET MEMBER MEMBERS KEYS SECONDS LOG SERVERS\n");
+  if (argc != 9 && !(argc == 12 && std::string_view(argv[9]) == "alone")) {
+    std::fprintf(stderr,
+                 "usage: STORE_URL FLEET MEMBER MEMBERS KEYS SECONDS LOG SERVERS "
+                 "[alone BEGIN_AT COMMIT_AT]\n");
     return 1;
   }
+  const bool alone = argc == 12;
   const std::string store = argv[1];
   const std::string fleet = argv[2];
   const auto member = static_cast<std::uint32_t>(std::stoul(argv[3]));
@@ -74,16 +83,42 @@ auto run(int argc, char** argv) -> int {
   memshard::FleetOptions fleet_options;
   fleet_options.member_id = "m" + std::to_string(member);
   fleet_options.lease_ttl = std::chrono::seconds{3};  // a member stopped holds the fleet back 3 s
-  memshard::FleetMember joined = memshard::join_fleet(store, fleet, options, fleet_options);
-  auto& client = joined.client();
+  std::optional<memshard::FleetMember> joined;
+  std::optional<memshard::ShardedClient<memshard::AnyLocator>> own;
+  // alone: when to begin and commit the migration (steady clock ns); kNever once done.
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  std::int64_t begin_at = kNever;
+  std::int64_t commit_at = kNever;
+  if (alone) {
+    own.emplace(memshard::make_client("libmemcached-ketama",
+                                      std::vector<memshard::Server>(all.begin(), all.end() - 1), {},
+                                      options));
+    begin_at = std::stoll(argv[10]);
+    commit_at = std::stoll(argv[11]);
+  } else {
+    joined.emplace(memshard::join_fleet(store, fleet, options, fleet_options));
+  }
+  auto& client = alone ? *own : joined->client();
+  const auto steady_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   const std::chrono::milliseconds bound = client.options().call_budget();
   std::mt19937_64 rng(0x9e3779b97f4a7c15ULL * (member + 1U));
   const auto end_at = std::chrono::steady_clock::now() + seconds;
   using memshard::testing::HistoryClock;
   using memshard::testing::Op;
   while (stop_requested == 0 && std::chrono::steady_clock::now() < end_at) {
-    if (joined.fenced()) {
+    if (joined && joined->fenced()) {
       std::this_thread::sleep_for(std::chrono::milliseconds{1});  // its calls would not wait
+    }
+    if (begin_at != kNever && steady_ns() >= begin_at) {
+      begin_at = kNever;
+      client.begin_migration(all);
+    } else if (begin_at == kNever && commit_at != kNever && steady_ns() >= commit_at) {
+      commit_at = kNever;
+      (void)client.commit_migration();
     }
     const auto key = static_cast<std::uint32_t>(rng() % keys.size());
     const std::string& name = keys[key];

@@ -4,7 +4,7 @@
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
 hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json,
-coordination.json, codecs.json, compile-time/compile_time.json, and callgrind/*.json + *.callgrind and
+coordination.json, rollout.json, codecs.json, compile-time/compile_time.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
 writes it to summary.txt with one CSV file per table.
@@ -30,6 +30,7 @@ from .fleet import fleet_section  # noqa: E402
 from .hit_rate import hit_rate_section  # noqa: E402
 from .lookup import callgrind_counts, lookup_section  # noqa: E402
 from .coordination import coordination_section  # noqa: E402
+from .rollout import rollout_section  # noqa: E402
 from .migration_race import migration_race_section  # noqa: E402
 from .movement import movement_section  # noqa: E402
 from .properties import properties_section  # noqa: E402
@@ -59,7 +60,7 @@ def main():
     rep.say()
     errors = []
     for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet",
-                 "migration_race", "coordination", "codecs"):
+                 "migration_race", "coordination", "rollout", "codecs"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -76,6 +77,7 @@ def main():
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
     targets += migration_race_section(rep, load(os.path.join(results_dir, "migration_race.json")))
     targets += coordination_section(rep, load(os.path.join(results_dir, "coordination.json")))
+    targets += rollout_section(rep, load(os.path.join(results_dir, "rollout.json")))
     codecs_section(rep, load(os.path.join(results_dir, "codecs.json")))
     targets += compile_time_section(rep, load(os.path.join(results_dir, *COMPILE_TIME_PATH)))
     if errors:
