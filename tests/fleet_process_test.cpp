@@ -185,6 +185,43 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
   expect_clean(stop_and_check());
 }
 
+// Members join and leave while a migration and its commit go through their phases: at each
+// phase's first progress report, a new member starts (it registers at epoch 0, so the phase
+// waits for it) or one leaves (SIGTERM: it revokes its lease), in turn.
+TEST_F(FleetProcessTest, MembersJoiningAndLeavingInEveryPhaseServeNothingStale) {
+  memshard::FleetRecord record;
+  record.placement = placement(4);
+  ASSERT_TRUE(admin_->create("web", record).ok());
+  start_members(4);
+  let_traffic_pass(2'000);
+  std::size_t events = 0;
+  std::size_t next_to_leave = 0;
+  std::optional<std::pair<std::int64_t, memshard::FleetPhase>> last;
+  const memshard::FleetProgressFn churn = [&](const memshard::FleetProgress& progress) {
+    const std::pair<std::int64_t, memshard::FleetPhase> now{progress.epoch, progress.phase};
+    if (last == now) {
+      return;
+    }
+    last = now;
+    if (events++ % 2 == 0) {
+      fleet_->start(1);
+    } else {
+      fleet_->leave(next_to_leave++);
+    }
+  };
+  const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
+                             MigrationConsistency::kStrict, false};
+  const auto migrated = admin_->apply("web", migrate, kWait, churn);
+  ASSERT_TRUE(migrated.ok()) << migrated;
+  let_traffic_pass(2'000);
+  const auto committed =
+      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait, churn);
+  ASSERT_TRUE(committed.ok()) << committed;
+  EXPECT_GE(events, 5U);  // steady, 1, 2, then 3, 4 (and the steady record's bookkeeping)
+  let_traffic_pass(2'000);
+  expect_clean(stop_and_check());
+}
+
 #ifdef MEMSHARD_FLEET_PATH
 // The staggered rollout as an operator makes it: `memshard-fleet migrate`, then `commit`, while
 // 4 or 8 member processes read and write; each member hears of each phase at its own moment.

@@ -42,6 +42,8 @@ class FleetProcesses {
   static constexpr std::size_t kKeys = 64;
   /// kWait: the bound of every wait.
   static constexpr std::chrono::milliseconds kWait{20'000};
+  /// kMaxMembers: the most members one test starts (a member's index is its writer in the logs).
+  static constexpr std::size_t kMaxMembers = 16;
 
   /// FleetProcesses: members of the fleet "web" in `store`, on `servers` (each member may use
   /// any of them), watched through `admin`. Makes the logs' directory.
@@ -68,30 +70,41 @@ class FleetProcesses {
     return {servers_.list(0, count), "libmemcached-ketama", {}};
   }
 
-  /// start: starts `count` members (each with the store URL `store_of(m)`, or the store), and
-  /// returns once they all registered.
+  /// start: starts `count` more members (member m with the store URL `store_of(m)`, or the
+  /// store), and returns once every member still running registered.
   void start(std::size_t count, const std::function<std::string(std::size_t)>& store_of = {}) {
     std::string all;
     for (const Server& server : servers_.list()) {
       all += (all.empty() ? "" : ",") + server.endpoint();
     }
-    for (std::size_t m = 0; m < count; ++m) {
+    for (std::size_t n = 0; n < count; ++n) {
+      const std::size_t m = members_.size();
+      ASSERT_LT(m, kMaxMembers);
       members_.push_back(std::make_unique<ChildProcess>(
           MEMSHARD_FLEET_MEMBER_PROCESS,
           std::vector<std::string>{store_of ? store_of(m) : store_, "web", std::to_string(m),
-                                   std::to_string(count), std::to_string(kKeys), "120", log_path(m),
-                                   all},
+                                   std::to_string(kMaxMembers), std::to_string(kKeys), "120",
+                                   log_path(m), all},
           -1, -1, 2));
     }
+    const std::size_t live = members_.size() - left_;
     const auto until = std::chrono::steady_clock::now() + kWait;
     while (std::chrono::steady_clock::now() < until) {
       const auto members = admin_.members("web");
-      if (members.ok() && members->size() == count) {
+      if (members.ok() && members->size() == live) {
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds{20});
     }
     FAIL() << "the members did not all join";
+  }
+
+  /// leave: stops member `m` (SIGTERM: it ends its calls, writes its log and revokes its lease
+  /// as it goes) and waits until it exited; its log is checked with the others'.
+  void leave(std::size_t m) {
+    members_.at(m)->terminate();
+    ASSERT_EQ(members_[m]->wait_for(kWait), 0) << "member " << m;
+    ++left_;
   }
 
   /// member: the process of member `m`.
@@ -143,7 +156,7 @@ class FleetProcesses {
       keys.push_back("fleet:" + std::to_string(k));
     }
     const std::size_t count = members_.size();
-    History history(keys, count);
+    History history(keys, kMaxMembers);
     fenced_calls_ = 0;
     for (std::size_t m = 0; m < count; ++m) {
       const auto code = members_[m]->wait_for(kWait);
@@ -198,6 +211,7 @@ class FleetProcesses {
   std::filesystem::path logs_;
   std::vector<std::unique_ptr<ChildProcess>> members_;
   std::size_t fenced_calls_ = 0;
+  std::size_t left_ = 0;  // the members that left (leave)
 };
 
 }  // namespace memshard::testing
