@@ -67,16 +67,10 @@ auto ns_of(Clock::time_point at) -> std::int64_t {
 }
 
 // The gets and sets the servers answered so far.
-auto traffic(std::vector<MemcachedServer>& servers) -> std::uint64_t {
+auto traffic(const std::vector<MemcachedServer>& servers) -> std::uint64_t {
   std::uint64_t sum = 0;
-  for (MemcachedServer& server : servers) {
-    const std::string stats = server.command("stats");
-    for (const char* name : {"STAT cmd_get ", "STAT cmd_set "}) {
-      const auto at = stats.find(name);
-      if (at != std::string::npos) {
-        sum += std::stoull(stats.substr(at + std::string(name).size()));
-      }
-    }
+  for (const MemcachedServer& server : servers) {
+    sum += server.gets_and_sets();
   }
   return sum;
 }

@@ -88,6 +88,21 @@ class FleetProcessTest : public ::testing::Test {
   // load before, in the window and after; the merged logs' report.
   auto migrate(MigrationConsistency consistency, std::size_t count = kMembers) -> HistoryReport;
 
+  // Migrates the fleet to 5 servers under `consistency` and commits, each told of its progress
+  // (`progress`), with `calls` of load in the window and after.
+  void migrate_and_commit(MigrationConsistency consistency = MigrationConsistency::kStrict,
+                          std::uint64_t calls = 2'000,
+                          const memshard::FleetProgressFn& progress = {}) {
+    const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5), consistency, false};
+    const auto migrated = admin_->apply("web", migrate, kWait, progress);
+    ASSERT_TRUE(migrated.ok()) << migrated;
+    let_traffic_pass(calls);
+    const auto committed = admin_->apply(
+        "web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait, progress);
+    ASSERT_TRUE(committed.ok()) << committed;
+    let_traffic_pass(calls);
+  }
+
   ServerSet servers_{5};
   std::unique_ptr<EtcdServer> etcd_;      // the store, when it has one member
   std::unique_ptr<EtcdCluster> cluster_;  // the store, when it has several
@@ -116,14 +131,7 @@ auto FleetProcessTest::migrate(MigrationConsistency consistency, std::size_t cou
   EXPECT_TRUE(admin_->create("web", record).ok());
   start_members(count);
   let_traffic_pass(3'000);
-  const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5), consistency, false};
-  const auto migrated = admin_->apply("web", migrate, kWait);
-  EXPECT_TRUE(migrated.ok()) << migrated;
-  let_traffic_pass(3'000);
-  const auto committed =
-      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
-  EXPECT_TRUE(committed.ok()) << committed;
-  let_traffic_pass(3'000);
+  migrate_and_commit(consistency, 3'000);
   return stop_and_check();
 }
 
@@ -209,16 +217,8 @@ TEST_F(FleetProcessTest, MembersJoiningAndLeavingInEveryPhaseServeNothingStale) 
       fleet_->leave(next_to_leave++);
     }
   };
-  const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
-                             MigrationConsistency::kStrict, false};
-  const auto migrated = admin_->apply("web", migrate, kWait, churn);
-  ASSERT_TRUE(migrated.ok()) << migrated;
-  let_traffic_pass(2'000);
-  const auto committed =
-      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait, churn);
-  ASSERT_TRUE(committed.ok()) << committed;
+  migrate_and_commit(MigrationConsistency::kStrict, 2'000, churn);
   EXPECT_GE(events, 5U);  // steady, 1, 2, then 3, 4 (and the steady record's bookkeeping)
-  let_traffic_pass(2'000);
   expect_clean(stop_and_check());
 }
 
@@ -294,19 +294,6 @@ class FleetProcessClusterTest : public FleetProcessTest {
     record.placement = placement(4);
     ASSERT_TRUE(admin_->create("web", record).ok());
     start_members();
-    let_traffic_pass(2'000);
-  }
-
-  // A strict migration to 5 servers and its commit, with load in the window and after.
-  void migrate_and_commit() {
-    const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
-                               MigrationConsistency::kStrict, false};
-    const auto migrated = admin_->apply("web", migrate, kWait);
-    ASSERT_TRUE(migrated.ok()) << migrated;
-    let_traffic_pass(2'000);
-    const auto committed =
-        admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
-    ASSERT_TRUE(committed.ok()) << committed;
     let_traffic_pass(2'000);
   }
 };

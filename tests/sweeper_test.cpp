@@ -57,15 +57,7 @@ class SweeperTest : public ::testing::Test {
   static auto key(std::size_t i) -> std::string { return "key:" + std::to_string(i); }
 
   // The test server at `s`.
-  static auto at(const Server& s) -> MemcachedServer& {
-    for (auto& server : *servers_) {
-      if (server.port() == s.port) {
-        return server;
-      }
-    }
-    ADD_FAILURE() << "no server " << s.endpoint();
-    return (*servers_)[0];
-  }
+  static auto at(const Server& s) -> MemcachedServer& { return servers_->of(s); }
 
   // Whether `s` holds the key sent as `sent`.
   static auto holds(const Server& s, std::string_view sent) -> bool {

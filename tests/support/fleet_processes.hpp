@@ -193,14 +193,8 @@ class FleetProcesses {
   // The gets and sets the servers answered so far.
   [[nodiscard]] auto traffic() -> std::uint64_t {
     std::uint64_t sum = 0;
-    for (auto& server : servers_) {
-      const std::string stats = server.command("stats");
-      for (const char* name : {"STAT cmd_get ", "STAT cmd_set "}) {
-        const auto at = stats.find(name);
-        if (at != std::string::npos) {
-          sum += std::stoull(stats.substr(at + std::string(name).size()));
-        }
-      }
+    for (const auto& server : servers_) {
+      sum += server.gets_and_sets();
     }
     return sum;
   }

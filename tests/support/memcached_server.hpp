@@ -557,6 +557,20 @@ class MemcachedServer {
     return detail::exchange(port_, text, detail::Clock::now() + timeout, spec());
   }
 
+  /// gets_and_sets: the gets and sets the server answered so far (its stats cmd_get plus
+  /// cmd_set).
+  [[nodiscard]] auto gets_and_sets() const -> std::uint64_t {
+    const std::string stats = command("stats");
+    std::uint64_t sum = 0;
+    for (const std::string_view name : {"STAT cmd_get ", "STAT cmd_set "}) {
+      const auto at = stats.find(name);
+      if (at != std::string::npos) {
+        sum += std::stoull(stats.substr(at + name.size()));
+      }
+    }
+    return sum;
+  }
+
   /// accepts_connections: whether a TCP connection to the port succeeds within
   /// `timeout`.
   [[nodiscard]] auto accepts_connections(

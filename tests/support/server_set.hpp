@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ class ServerSet {
   }
 
   [[nodiscard]] auto size() const noexcept -> std::size_t { return servers_.size(); }
+  /// of: the server listening on `server`'s port (one of list()); throws std::out_of_range when
+  /// none does.
+  [[nodiscard]] auto of(const Server& server) -> MemcachedServer& {
+    for (MemcachedServer& candidate : servers_) {
+      if (candidate.port() == server.port) {
+        return candidate;
+      }
+    }
+    throw std::out_of_range("no test server on " + server.endpoint());
+  }
   [[nodiscard]] auto operator[](std::size_t i) -> MemcachedServer& { return servers_[i]; }
   [[nodiscard]] auto operator[](std::size_t i) const -> const MemcachedServer& {
     return servers_[i];
