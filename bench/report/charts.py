@@ -9,6 +9,8 @@ CHART_NOTES = {
                                    "points per server",
     "hit-rate-after-resize.svg": "hit rate after adding servers, measured vs theory, modulo vs rings",
     "resize-through-time.svg": "hit rate and database reads per window through a resize, one line per arm",
+    "rollout-through-time.svg": "hit rate per 500 ms window of a migration reaching 8 processes, coordinated "
+                                "through etcd or not",
 }
 
 
