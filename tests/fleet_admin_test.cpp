@@ -144,9 +144,12 @@ class FakeMember {
   [[nodiscard]] auto served() const -> std::int64_t { return served_; }
 
  private:
+  // Serves `epoch`, then acknowledges it (as a member does: a coordinator that read the
+  // acknowledgement finds served() at it); a failed acknowledgement is tried again.
   void publish(std::int64_t epoch) {
-    if (etcd_.put(key_, memshard::detail::member_value(epoch, "test-host", 1), lease_).ok()) {
-      served_ = epoch;
+    const std::int64_t before = served_.exchange(epoch);
+    if (!etcd_.put(key_, memshard::detail::member_value(epoch, "test-host", 1), lease_).ok()) {
+      served_ = before;
     }
   }
   void run() {
