@@ -88,6 +88,16 @@ class FleetProcessTest : public ::testing::Test {
   // load before, in the window and after; the merged logs' report.
   auto migrate(MigrationConsistency consistency, std::size_t count = kMembers) -> HistoryReport;
 
+  // Creates the fleet "web" on the first `servers` servers, starts `members` members and lets
+  // `calls` of their load pass.
+  void start_fleet(std::size_t servers, std::size_t members, std::uint64_t calls = 2'000) {
+    memshard::FleetRecord record;
+    record.placement = placement(servers);
+    ASSERT_TRUE(admin_->create("web", record).ok());
+    start_members(members);
+    let_traffic_pass(calls);
+  }
+
   // Migrates the fleet to 5 servers under `consistency` and commits, each told of its progress
   // (`progress`), with `calls` of load in the window and after.
   void migrate_and_commit(MigrationConsistency consistency = MigrationConsistency::kStrict,
@@ -126,11 +136,7 @@ TEST_F(FleetProcessTest, AFastMigrationAcrossMemberProcessesServesAlmostNothingS
 
 auto FleetProcessTest::migrate(MigrationConsistency consistency, std::size_t count)
     -> HistoryReport {
-  memshard::FleetRecord record;
-  record.placement = placement(4);
-  EXPECT_TRUE(admin_->create("web", record).ok());
-  start_members(count);
-  let_traffic_pass(3'000);
+  start_fleet(4, count, 3'000);
   migrate_and_commit(consistency, 3'000);
   return stop_and_check();
 }
@@ -139,11 +145,7 @@ auto FleetProcessTest::migrate(MigrationConsistency consistency, std::size_t cou
 // back onto servers that lost them before, which the sweep of each commit emptied of their old
 // copies.
 TEST_F(FleetProcessTest, AReconfigureAcrossEightMemberProcessesServesNothingStale) {
-  memshard::FleetRecord record;
-  record.placement = placement(3);
-  ASSERT_TRUE(admin_->create("web", record).ok());
-  start_members(8);
-  let_traffic_pass(3'000);
+  start_fleet(3, 8, 3'000);
   std::size_t before = 3;
   for (const std::size_t count : {4U, 5U, 4U, 3U}) {
     const FleetCommand change{FleetCommandKind::kReconfigure, placement(count), {}, false};
@@ -169,22 +171,11 @@ TEST_F(FleetProcessTest, AReconfigureAcrossEightMemberProcessesServesNothingStal
 // woken, the member is fenced by its own clock before its first call, and serves again only on
 // the newest record (without the fence it would serve its old phase all that while).
 TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPhase) {
-  memshard::FleetRecord record;
-  record.placement = placement(4);
-  ASSERT_TRUE(admin_->create("web", record).ok());
   proxy_ = std::make_unique<memshard::testing::FaultProxy>(etcd_->client_port());
-  start_members();
-  let_traffic_pass(2'000);
+  start_fleet(4, kMembers);
   ASSERT_EQ(::kill(fleet_->member(0).pid(), SIGSTOP), 0);
   proxy_->set_blackhole(memshard::testing::Direction::kBoth);
-  const FleetCommand migrate{FleetCommandKind::kMigrate, placement(5),
-                             MigrationConsistency::kStrict, false};
-  const auto migrated = admin_->apply("web", migrate, kWait);  // once m0's lease lapsed
-  ASSERT_TRUE(migrated.ok()) << migrated;
-  let_traffic_pass(2'000);
-  const auto committed =
-      admin_->apply("web", FleetCommand{FleetCommandKind::kCommit, {}, {}, false}, kWait);
-  ASSERT_TRUE(committed.ok()) << committed;
+  migrate_and_commit();  // once m0's lease lapsed
   ASSERT_EQ(::kill(fleet_->member(0).pid(), SIGCONT), 0);
   let_traffic_pass(3'000);  // m0 runs, cut off: fenced
   proxy_->heal();
@@ -197,11 +188,7 @@ TEST_F(FleetProcessTest, AMemberStoppedAcrossAMigrationServesNothingFromItsOldPh
 // phase's first progress report, a new member starts (it registers at epoch 0, so the phase
 // waits for it) or one leaves (SIGTERM: it revokes its lease), in turn.
 TEST_F(FleetProcessTest, MembersJoiningAndLeavingInEveryPhaseServeNothingStale) {
-  memshard::FleetRecord record;
-  record.placement = placement(4);
-  ASSERT_TRUE(admin_->create("web", record).ok());
-  start_members(4);
-  let_traffic_pass(2'000);
+  start_fleet(4, 4);
   std::size_t events = 0;
   std::size_t next_to_leave = 0;
   std::optional<std::pair<std::int64_t, memshard::FleetPhase>> last;
@@ -241,11 +228,7 @@ class FleetRolloutTest : public FleetProcessTest, public ::testing::WithParamInt
 
 TEST_P(FleetRolloutTest, ThroughTheToolServesNothingStale) {
   const Rollout rollout = GetParam();
-  memshard::FleetRecord record;
-  record.placement = placement(4);
-  ASSERT_TRUE(admin_->create("web", record).ok());
-  start_members(rollout.members);
-  let_traffic_pass(3'000);
+  start_fleet(4, rollout.members, 3'000);
   std::string servers;
   for (const memshard::Server& server : servers_.list()) {
     servers += (servers.empty() ? "" : " ") + server.endpoint();
@@ -289,13 +272,7 @@ class FleetProcessClusterTest : public FleetProcessTest {
   [[nodiscard]] auto etcd_members() const -> std::size_t override { return 3; }
 
   // The fleet on 4 servers, its members started and calling.
-  void start() {
-    memshard::FleetRecord record;
-    record.placement = placement(4);
-    ASSERT_TRUE(admin_->create("web", record).ok());
-    start_members();
-    let_traffic_pass(2'000);
-  }
+  void start() { start_fleet(4, kMembers); }
 };
 
 // The leader dies (SIGKILL) while the read-through window is open: the members' keep-alives and
