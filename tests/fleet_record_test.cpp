@@ -99,8 +99,7 @@ TEST(FleetRecordTest, ARecordIsReadStrictly) {
        "prefix_hashing"},
       {edited("\"failure_policy\":\"failover\"", "\"failure_policy\":\"retry\""), "failure_policy"},
       {edited("\"stale_copies\":[\"10.0.0.9:11211\"", "\"stale_copies\":[7"), "stale_copies"},
-      {edited("\"stale_copies\":[\"10.0.0.9:11211\",\"[::1]:11213\"]",
-              "\"stale_copies\":\"x\""),
+      {edited("\"stale_copies\":[\"10.0.0.9:11211\",\"[::1]:11213\"]", "\"stale_copies\":\"x\""),
        "not a list"},
   };
   for (const auto& [text, why] : bad) {
