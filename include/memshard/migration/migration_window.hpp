@@ -65,23 +65,32 @@ class MigrationWindow {
     return migration_->options.consistency == MigrationConsistency::kStrict;
   }
 
+  /// looks_like_placeholder: whether a value found for `key` at member `at` may be a kStrict
+  /// lease's placeholder: an empty value without flags, on the key's new owner, for a key that
+  /// moves (a failover server or a staying key never holds one).
+  [[nodiscard]] auto looks_like_placeholder(std::string_view key, std::size_t at,
+                                            std::string_view value,
+                                            std::uint32_t flags) const noexcept -> bool {
+    return strict() && value.empty() && flags == 0 && at == snapshot_->locate(key) &&
+           migration_->old_owner(key) != at;
+  }
+
   /// after_get: a get that read `key` at member `at` and found `item`: counts
   /// the hit, or reads a moved key's old owner and copies it forward (`item`
   /// then holds what it found, with the new owner's cas).
   void after_get(std::string_view key, std::size_t at, std::optional<Item>& item) {
+    const bool placeholder = item && looks_like_placeholder(key, at, item->value, item->flags);
     if (!migration_->read_through) {
       // A phase that only invalidates: reads stay on the placement. Beside a kStrict window (a
       // fleet's phase 3), a reader there may hold a lease on this key: its placeholder is a miss,
       // and what its holder filled in since is read again.
-      if (item && strict() && item->value.empty() && item->flags == 0 &&
-          at == snapshot_->locate(key) && migration_->old_owner(key) != at) {
+      if (placeholder) {
         item = paths().read_unless_placeholder(at, key);
       }
       return;
     }
     MigrationState::Counters& c = migration_->state->counters();
-    if (item && strict() && item->value.empty() && item->flags == 0 &&
-        at == snapshot_->locate(key) && migration_->old_owner(key) != at) {
+    if (placeholder) {
       // What a lease's placeholder looks like to a plain get (a probe reads
       // the ordinary way): read it again with a lease.
       std::optional<Result<std::optional<Item>>> leased =
@@ -284,11 +293,11 @@ class MigratedMultiGet {
         return;
       }
       // Beside a kStrict window: a lease's placeholder is a miss (MigrationWindow::after_get).
-      MigrationPaths path = MigrationWindow<L>(core, meta, snapshot).paths();
+      const MigrationWindow<L> window(core, meta, snapshot);
+      MigrationPaths path = window.paths();
       auto hit = [&](std::size_t index, const ItemView& item) {
         const std::size_t at = plan.server_of[index];
-        if (item.value.empty() && item.flags == 0 && at == snapshot.locate(keys[index]) &&
-            migration.old_owner(keys[index]) != at) {
+        if (window.looks_like_placeholder(keys[index], at, item.value, item.flags)) {
           if (const std::optional<Item> now = path.read_unless_placeholder(at, keys[index])) {
             on_hit(index, ItemView{now->value, now->flags, now->cas});
           }
