@@ -413,9 +413,9 @@ class FleetAdmin {
       SweepOptions options = sweep_.bounds;
       options.key_prefix = current.key_prefix;
       options.placement_skip =
-          current.prefix_hashing == PrefixHashing::kBareKey ? current.key_prefix.size() : 0;
-      const AnyLocator locator = make_locator(kept.profile, kept.servers, kept.profile_options);
-      last_sweep_ = sweep_moved_keys(swept.servers, locator, kept.servers, options);
+          KeyPrefix(current.key_prefix, current.prefix_hashing).placement_skip();
+      last_sweep_ =
+          sweep_moved_keys(swept.servers, *detail::placement_locator(kept), kept.servers, options);
     } else {
       for (const Server& server : swept.servers) {
         last_sweep_.servers.push_back(

@@ -73,13 +73,6 @@ struct FleetOptions {
 
 namespace detail {
 
-/// The locator of a record's placement.
-[[nodiscard]] inline auto placement_locator(const FleetPlacement& placement)
-    -> std::shared_ptr<const AnyLocator> {
-  return std::make_shared<const AnyLocator>(
-      make_locator(placement.profile, placement.servers, placement.profile_options));
-}
-
 /// serve_record: makes the family of `fleet` serve `record`'s phase
 /// (coordination/fleet_phases.hpp): steady on its placement A; a change's phase 1 on A with B only
 /// invalidated; 2 the window on B read through A; 3 on B with A only invalidated; 4 on B alone.

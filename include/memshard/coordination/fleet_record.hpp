@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,18 @@ struct FleetPlacement {
            a.profile_options.hash_tag == b.profile_options.hash_tag;
   }
 };
+
+namespace detail {
+
+/// placement_locator: the locator of a record's placement. Throws ConfigError for one that
+/// cannot be built (which validate_fleet_record() refuses first).
+[[nodiscard]] inline auto placement_locator(const FleetPlacement& placement)
+    -> std::shared_ptr<const AnyLocator> {
+  return std::make_shared<const AnyLocator>(
+      make_locator(placement.profile, placement.servers, placement.profile_options));
+}
+
+}  // namespace detail
 
 /// FleetPhase: where a change stands (see the file comment).
 enum class FleetPhase : std::uint8_t {
