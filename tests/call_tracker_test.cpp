@@ -138,5 +138,38 @@ TEST(CallTrackerTest, AWaitHoldsForACallBegunBeforeTheChangeAndOnlyForIt) {
   EXPECT_TRUE(client.wait_for_earlier_calls(milliseconds{10'000}));
 }
 
+// A call runs whole on the snapshot it entered on, however often another clone publishes a new
+// one meanwhile: a step of a call that moved to a newer snapshot would free the one the window
+// it runs in points into (found by AddressSanitizer in a fleet member). Bounded in rounds.
+TEST(CallTrackerTest, ACallRunsWholeOnTheSnapshotItEnteredOn) {
+  MemcachedServer a;
+  MemcachedServer b;
+  MemcachedServer c;
+  const auto two = memshard::parse_servers(a.spec() + "," + b.spec());
+  const auto three = memshard::parse_servers(a.spec() + "," + b.spec() + "," + c.spec());
+  memshard::ShardedClient<memshard::KetamaLocator<>> client(two);
+  std::atomic<bool> done{false};
+  std::thread publisher([&done, clone = client.clone(), &three, &two]() mutable {
+    for (int round = 0; round < 2000; ++round) {
+      clone.begin_migration(three);  // (an abort would leave copies that a next window refuses)
+      clone.commit_migration();
+      clone.reconfigure(two);
+    }
+    done = true;
+  });
+  std::size_t calls = 0;
+  std::size_t failed = 0;
+  while (!done || calls < 200) {
+    const std::string key = "k" + std::to_string(calls % 64);
+    failed += client.set(key, "v").ok() ? 0U : 1U;
+    failed += client.get(key).ok() ? 0U : 1U;
+    const memshard::Status removed = client.remove(key);
+    failed += removed.ok() || removed.code() == memshard::Errc::kNotFound ? 0U : 1U;
+    ++calls;
+  }
+  publisher.join();
+  EXPECT_EQ(failed, 0U) << "of " << calls << " rounds";
+}
+
 }  // namespace
 }  // namespace call_tracker_test

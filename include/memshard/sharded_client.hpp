@@ -431,7 +431,8 @@ class ShardedClient {
   // Moves this client to the fleet's newest snapshot, if another client of the
   // family published one: one atomic load when nothing changed.
   void refresh();
-  // enter: refresh() for a call, whose seat is marked until the returned mark goes.
+  // enter: refresh() for a call, whose seat is marked until the returned mark goes. The call,
+  // and every call nested in it, runs whole on the snapshot it entered on.
   [[nodiscard]] auto enter() -> detail::CallMark;
 
   // Whether this call must not serve: the family follows a fleet and its gate is closed

@@ -9,7 +9,7 @@
 // phase no longer protects; docs/fleet.md).
 //
 // Each client holds a Seat. A call marks its seat with the generation it runs on when it starts
-// and clears it when it ends; a call inside a call (get_or_load's get and set) changes nothing,
+// and clears it when it ends; a call inside a call (one that a callback makes) changes nothing,
 // so the outer call counts whole. Marking costs a store on the client's own cache line and a
 // re-read of the family's generation (CallTracker::Seat::enter), no lock and no shared write.
 //

@@ -91,7 +91,9 @@ void ShardedClient<L>::refresh() {
 
 template <Locator L>
 auto ShardedClient<L>::enter() -> detail::CallMark {
-  refresh();
+  if (seat_->depth() == 0) [[likely]] {
+    refresh();  // a call made inside a call (from a callback) stays on the outer call's snapshot
+  }
   if (seat_->enter(generation_) && fleet_->settled_generation() != generation_) [[unlikely]] {
     refresh();  // published meanwhile: the call runs on the new one, and says so
     seat_->remark(generation_);
@@ -172,7 +174,9 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
   if (auto refused = core_.check(key, value)) {
     return std::move(*refused);
   }
-  refresh();  // always inside a call that marked its seat (get, in_window, remove)
+  // No refresh() here: run() is always a step of a call that entered (get, in_window, remove),
+  // and a call runs whole on the snapshot it entered on. A window step and the migration's
+  // rules hold pointers into that snapshot; moving to a newer one between steps would free it.
   // A read checked the gate already (get answers a miss while fenced): one check a call.
   if (access != Access::kRead && fenced()) [[unlikely]] {
     return refuse_fenced(key, value);
