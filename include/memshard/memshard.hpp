@@ -9,6 +9,7 @@
 #include "memshard/client/make_client.hpp"
 #include "memshard/client/result.hpp"
 #include "memshard/errors.hpp"
+#include "memshard/hotkeys/load_options.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/migration/sweeper.hpp"
 #include "memshard/migration/warmer.hpp"

@@ -37,6 +37,8 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/fleet/fleet.hpp"
 #include "memshard/fleet/server_health.hpp"
+#include "memshard/hotkeys/detail/lease_load.hpp"
+#include "memshard/hotkeys/load_options.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/migration/migration_window.hpp"
@@ -190,6 +192,15 @@ class ShardedClient {
   /// holds the value; its status() says what the cache did: ok for a hit, the add's status after a
   /// miss, or the failed read's status.
   ///
+  /// With a lease (`load`, or else ClientOptions::load_options, with a lease_ttl: LoadOptions)
+  /// one caller of all that miss the key, in every process, runs the loader; the others wait for
+  /// its value, within their deadline: one that waits the deadline out answers Errc::kTimeout and
+  /// no value, and never runs the loader. The loader's value is stored only if no write or delete
+  /// of the key came meanwhile (else Errc::kNotStored, with the value). A value delete_stale()
+  /// marked is reloaded by one caller while the others are answered it. Leases need memcached's
+  /// meta commands (1.6); a server without them, SASL, or a migration window load the plain way.
+  /// Invalid LoadOptions answer Errc::kInvalidArgument, and the loader does not run.
+  ///
   /// **Example**:
   ///   auto user = client.get_or_load("user:42", [&] { return db.load_user(42); },
   ///                                  memshard::Expiry::after(std::chrono::minutes(5)));
@@ -198,7 +209,8 @@ class ShardedClient {
   requires std::invocable<Loader&> &&
       std::convertible_to<std::invoke_result_t<Loader&>, std::string>
   auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
-                   std::uint32_t flags = 0) -> Result<std::string>;
+                   std::uint32_t flags = 0, std::optional<LoadOptions> load = std::nullopt)
+      -> Result<std::string>;
 
   /// get_or_load: the same with a loader that may say "do not cache this"
   /// (a row that does not exist, a value too volatile to cache): it answers
@@ -213,7 +225,16 @@ class ShardedClient {
   template <class Loader>
   requires std::invocable<Loader&> && detail::kOptionalText<std::invoke_result_t<Loader&>>
   auto get_or_load(std::string_view key, Loader&& loader, std::optional<Expiry> expiry = {},
-                   std::uint32_t flags = 0) -> Result<std::optional<std::string>>;
+                   std::uint32_t flags = 0, std::optional<LoadOptions> load = std::nullopt)
+      -> Result<std::optional<std::string>>;
+
+  /// delete_stale: invalidates the key by marking its value stale (memcached's `md <key> I`)
+  /// for LoadOptions::stale_ttl (ClientOptions::load_options) instead of deleting it: the next
+  /// leased get_or_load reloads it while the others are answered the stale value, so a hot key
+  /// never misses. A plain get reads the stale value too, for at most stale_ttl. Errc::kNotFound
+  /// when the key was not there. In a migration window, on a server without meta commands, or
+  /// with SASL, the key is deleted (remove()).
+  auto delete_stale(std::string_view key) -> Status;
 
   /// touch: sets a new expiry; Errc::kNotFound for a missing key.
   auto touch(std::string_view key, Expiry expiry) -> Status;
@@ -517,6 +538,12 @@ class ShardedClient {
 
   // remove() of a sent key, in the call already started.
   auto remove_sent(std::string_view key) -> Status;
+  // get_or_load under a lease (hotkeys/detail/lease_load.hpp): nothing when the call goes the
+  // plain way (no lease asked, a migration window, a fenced member, a server without meta).
+  template <class Loader>
+  auto load_leased(std::string_view key, Loader& loader, std::optional<Expiry> expiry,
+                   std::uint32_t flags, const std::optional<LoadOptions>& load)
+      -> std::optional<detail::LeaseLoad::Loaded>;
 
   // One key of a batch written alone, as the single-key call would.
   auto write_one(detail::WriteKind kind, std::string_view key, std::string_view value,

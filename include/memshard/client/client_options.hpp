@@ -15,6 +15,7 @@
 #include <string>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/hotkeys/load_options.hpp"
 #include "memshard/observability/server_event.hpp"
 #include "memshard/placement/key_prefix.hpp"
 #include "memshard/version.hpp"
@@ -215,6 +216,10 @@ struct ClientOptions {
   /// the batch writes, get_or_load); 0, the default: never. Must not be
   /// negative, nor end after 2038-01-19 (see Expiry::after).
   std::chrono::seconds default_expiry{0};
+  /// How get_or_load keeps a key's loader from running once per caller (a lease on the key's
+  /// server: hotkeys/load_options.hpp), for every call given no LoadOptions of its own; the
+  /// default takes no lease. ConfigError at construction for invalid ones.
+  LoadOptions load_options;
 
   /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
   [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
@@ -239,7 +244,8 @@ struct ClientOptions {
 /// below retry_interval, a fraction outside (0, 1], a failover_ttl over 30
 /// days, a zero failure limit, a zero max_value_size, a key prefix that
 /// KeyPrefix refuses, a negative default_expiry or one past 2038-01-19, or
-/// SASL credentials with the text protocol, an empty user name or a NUL byte.
+/// SASL credentials with the text protocol, an empty user name or a NUL byte, or
+/// load_options that load_options_error() refuses.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -293,6 +299,9 @@ inline void validate_options(const ClientOptions& options) {
   }
   if (options.default_expiry.count() > 0) {
     (void)Expiry::after(options.default_expiry);  // throws past 2038-01-19
+  }
+  if (auto wrong = load_options_error(options.load_options)) {
+    detail::throw_config_error(*wrong, "load_options");
   }
   if (options.sasl) {
     // The messages never quote the credentials.

@@ -117,6 +117,12 @@ auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> 
   if (!status.ok()) {
     return Result<std::optional<Item>>(std::move(status));
   }
+  if (item && item->value.empty() && item->flags == 0 && !snapshot_->migration) [[unlikely]] {
+    // What a get_or_load's lease looks like while its loader runs (hotkeys/detail/lease_load.hpp)
+    if (detail::LeaseLoad::placeholder(core_, meta_, status.server(), key)) {
+      item.reset();  // a load under way: a miss
+    }
+  }
   detail::ServerHealth& health = core_.health(status.server());
   (item ? health.hits : health.misses).fetch_add(1, std::memory_order_relaxed);
   if (snapshot_->migration) [[unlikely]] {
@@ -220,8 +226,16 @@ template <Locator L>
 template <class Loader>
 requires std::invocable<Loader&> && std::convertible_to<std::invoke_result_t<Loader&>, std::string>
 auto ShardedClient<L>::get_or_load(std::string_view key, Loader&& loader,
-                                   std::optional<Expiry> expiry, std::uint32_t flags)
-    -> Result<std::string> {
+                                   std::optional<Expiry> expiry, std::uint32_t flags,
+                                   std::optional<LoadOptions> load) -> Result<std::string> {
+  auto as_optional = [&loader] { return std::optional<std::string>(std::in_place, loader()); };
+  if (auto leased = load_leased(key, as_optional, expiry, flags, load)) [[unlikely]] {
+    if (!*leased) {
+      return Result<std::string>(leased->status());
+    }
+    Status status = leased->status();
+    return Result<std::string>(*std::move(*leased).value(), std::move(status));
+  }
   Result<std::optional<Item>> cached = get(key);
   if (cached && *cached) {
     return Result<std::string>(std::move((*cached)->value), cached.status());
@@ -238,9 +252,20 @@ template <Locator L>
 template <class Loader>
 requires std::invocable<Loader&> && detail::kOptionalText<std::invoke_result_t<Loader&>>
 auto ShardedClient<L>::get_or_load(std::string_view key, Loader&& loader,
-                                   std::optional<Expiry> expiry, std::uint32_t flags)
+                                   std::optional<Expiry> expiry, std::uint32_t flags,
+                                   std::optional<LoadOptions> load)
     -> Result<std::optional<std::string>> {
   using Answer = Result<std::optional<std::string>>;
+  auto as_optional = [&loader]() -> std::optional<std::string> {
+    auto loaded = loader();
+    if (!loaded) {
+      return std::nullopt;
+    }
+    return std::optional<std::string>(std::in_place, std::move(*loaded));
+  };
+  if (auto leased = load_leased(key, as_optional, expiry, flags, load)) [[unlikely]] {
+    return std::move(*leased);
+  }
   Result<std::optional<Item>> cached = get(key);
   if (cached && *cached) {
     return Answer(std::optional<std::string>(std::move((*cached)->value)), cached.status());
@@ -255,6 +280,66 @@ auto ShardedClient<L>::get_or_load(std::string_view key, Loader&& loader,
   }
   Status stored = add(key, *value, expiry, flags);
   return Answer(std::move(value), std::move(stored));
+}
+
+template <Locator L>
+template <class Loader>
+auto ShardedClient<L>::load_leased(std::string_view key, Loader& loader,
+                                   std::optional<Expiry> expiry, std::uint32_t flags,
+                                   const std::optional<LoadOptions>& load)
+    -> std::optional<detail::LeaseLoad::Loaded> {
+  const LoadOptions& chosen = load ? *load : options_.load_options;
+  if (chosen.lease_ttl.count() == 0) [[likely]] {
+    return std::nullopt;
+  }
+  if (load) {
+    if (auto wrong = load_options_error(*load)) {
+      return detail::LeaseLoad::Loaded(Status(Errc::kInvalidArgument, MEMCACHED_INVALID_ARGUMENTS,
+                                              Status::kNoServer, "get_or_load: " + *wrong));
+    }
+  }
+  // Owned: the loader may call this client, which reuses the buffer a prefixed key is made in.
+  const std::string sent_key(sent(key));
+  const detail::CallMark mark = enter();
+  core_.start_call();
+  if (snapshot_->migration || fenced() || !is_valid_key(sent_key)) {
+    return std::nullopt;  // the window's rules, the fence, the key's refusal: the plain way
+  }
+  const Expiry chosen_expiry = options_.expiry_or_default(expiry);
+  detail::LeaseLoad lease(core_, meta_, chosen);
+  std::size_t primary = 0;
+  return lease.load(
+      sent_key,
+      [&] {
+        core_.forget_avoid();
+        primary = snapshot_->locate(sent_key);
+        return route_from(primary, sent_key);
+      },
+      [&](const detail::Route& route) {
+        redirected_ = route.server != primary;
+        return exptime(chosen_expiry);
+      },
+      flags, loader);
+}
+
+template <Locator L>
+auto ShardedClient<L>::delete_stale(std::string_view key) -> Status {
+  key = sent(key);
+  const detail::CallMark mark = enter();
+  core_.start_call();
+  if (fenced()) [[unlikely]] {
+    return refuse_fenced(key);
+  }
+  if (snapshot_->migration) [[unlikely]] {
+    return remove_sent(key);  // a window deletes both copies
+  }
+  return run("delete_stale", key, {}, Access::kWrite, [&](std::size_t server) {
+    if (auto marked = detail::LeaseLoad::mark_stale(core_, meta_, server, key,
+                                                    options_.load_options.stale_ttl)) {
+      return *marked;
+    }
+    return detail::delete_key(native(server), key);
+  });
 }
 
 template <Locator L>
