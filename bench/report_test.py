@@ -23,6 +23,8 @@ expected files there.
                               report and CSV files
   testdata/rollout/           one run of the rollout benchmark (coordinated and
                               uncoordinated), and its report and CSV files
+  testdata/stampede/          one run of the stampede benchmark (without and
+                              with a lease), and its report and CSV files
   testdata/codecs/            one run of the codec benchmark against PHP
                               (codecs.json), and its report and CSV files
   testdata/compile_time/      one run of bench/compile_time.sh
@@ -49,6 +51,7 @@ CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 COORDINATION = os.path.join(TESTDATA, "coordination")
 ROLLOUT = os.path.join(TESTDATA, "rollout")
+STAMPEDE = os.path.join(TESTDATA, "stampede")
 CODECS = os.path.join(TESTDATA, "codecs")
 COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
@@ -243,6 +246,35 @@ class ReportTest(unittest.TestCase):
         target = self.run_on(os.path.join(ROLLOUT, "results"), os.path.join(ROLLOUT, "summary.expected"))
         self.check_csv(target, os.path.join(ROLLOUT, "expected"))
 
+    def test_stampede_targets(self):
+        target = self.run_on(os.path.join(STAMPEDE, "results"), os.path.join(STAMPEDE, "summary.expected"))
+        self.check_csv(target, os.path.join(STAMPEDE, "expected"))
+
+    def test_stampede_judge(self):
+        """A lease run that loaded twice in one expiry, or whose readers waited too long, misses."""
+        sys.path.insert(0, BENCH)
+        from report.stampede import stampede_section
+
+        class Quiet:
+            def say(self, *_):
+                pass
+
+            def table(self, *_, **__):
+                pass
+
+        def lease(max_loads, p99, timeouts=0):
+            row = {"name": "BM_Stampede/lease/iterations:1", "run_name": "BM_Stampede/lease", "expiries": 20,
+                   "loads": 20, "loads_per_expiry": 1.0, "max_loads": max_loads, "calls": 1000,
+                   "episode_calls": 100, "episode_p50_ms": 50, "episode_p99_ms": p99, "episode_max_ms": p99,
+                   "all_p99_ms": p99, "timeouts": timeouts, "not_stored": 0, "errors": 0}
+            doc = {"context": {"memshard_stampede_load_ms": "50"}, "benchmarks": [row]}
+            return [met for _, met in stampede_section(Quiet(), doc)]
+
+        self.assertEqual(lease(1, 59.9), [True, True, True])
+        self.assertEqual(lease(2, 59.9), [False, True, True])
+        self.assertEqual(lease(1, 60.1), [True, False, True])
+        self.assertEqual(lease(1, 50, timeouts=1), [True, True, False])
+
     def test_migration_race_judge(self):
         sys.path.insert(0, BENCH)
         from report.migration_race import judge
@@ -348,6 +380,8 @@ def regenerate():
              os.path.join(COORDINATION, "expected")),
             (os.path.join(ROLLOUT, "results"), os.path.join(ROLLOUT, "summary.expected"),
              os.path.join(ROLLOUT, "expected")),
+            (os.path.join(STAMPEDE, "results"), os.path.join(STAMPEDE, "summary.expected"),
+             os.path.join(STAMPEDE, "expected")),
             (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
              os.path.join(CODECS, "expected")),
             (os.path.join(COMPILE_TIME, "results"), os.path.join(COMPILE_TIME, "summary.expected"),

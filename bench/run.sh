@@ -17,7 +17,8 @@
 # The resize-through-time runs always start their own 5 local memcached servers
 # (with a small memory limit, so MEMSHARD_SERVERS does not apply) and a SQLite
 # database (libsqlite3-dev, installed when missing) in the temporary directory.
-# The migration race starts its own 4 local memcached servers too.
+# The migration race starts its own 4 local memcached servers too, and the
+# stampede benchmark 2, with 4 reader processes it forks for each of its arms.
 # The coordination benchmark starts its own etcd (etcd-server, installed when
 # missing) and 3 local memcached servers, with its fleet's members in process;
 # the rollout benchmark its own etcd, 5 local memcached servers and 8 member
@@ -150,7 +151,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client" "$results_dir/compile-time"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,coordination,rollout,codecs}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,stampede,coordination,rollout,codecs}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log,compile_time.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -264,6 +265,10 @@ fi
 log "migration race: concurrent readers and writers, stale reads (4 local memcached servers)"
 run "$results_dir/migration_race.log" "$bench_dir/memshard_migration_race_bench" \
   --benchmark_out="$results_dir/migration_race.json" --benchmark_out_format=json || failures+=(migration_race)
+
+log "stampede: a hot key expiring under 64 readers in 4 processes, with and without a lease (2 local memcached servers)"
+run "$results_dir/stampede.log" "$bench_dir/memshard_stampede_bench" \
+  --benchmark_out="$results_dir/stampede.json" --benchmark_out_format=json || failures+=(stampede)
 
 if [[ -x $bench_dir/memshard_coordination_bench ]]; then
   log "coordination through etcd: members at rest, a phase change reaching 50 members (a local etcd)"
