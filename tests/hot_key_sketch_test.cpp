@@ -203,7 +203,7 @@ TEST(HotKeySketchTest, KeysHotInOneWindowAndAbsentFromTheNextCool) {
 }
 
 TEST(HotKeySketchTest, AWindowWithoutRecordsInBetweenIsEmpty) {
-  HotKeySketch sketch({.sample_every = 1});
+  HotKeySketch sketch({.sample_every = 1, .min_operations = 0});
   for (std::int64_t i = 0; i < 100; ++i) {
     sketch.record("first", i);               // window 0
     sketch.record("second", kWindowNs + i);  // window 1
@@ -287,7 +287,8 @@ TEST(HotKeySketchTest, EveryEntryHoldsADistinctKeyAndNeverUndercounts) {
   // inserted is looked up again at once.
   for (const std::size_t capacity : {std::size_t{4}, std::size_t{16}, std::size_t{64}}) {
     SCOPED_TRACE(capacity);
-    HotKeySketch sketch({.capacity = capacity, .sample_every = 1, .share = 1e-9});
+    HotKeySketch sketch(
+        {.capacity = capacity, .sample_every = 1, .share = 1e-9, .min_operations = 0});
     std::mt19937_64 random(capacity);
     const Zipf zipf(2'000, 0.8);
     constexpr std::uint64_t kOps = 300;
@@ -331,6 +332,18 @@ TEST(HotKeySketchTest, ACycleOfSampleEveryKeysIsNotAliased) {
   }
 }
 
+TEST(HotKeySketchTest, AQuietWindowHasNoHotKey) {
+  HotKeySketch sketch({.sample_every = 1, .share = 0.1, .min_operations = 100});
+  for (std::int64_t i = 0; i < 99; ++i) {  // window 1: 99 operations, all on one key
+    sketch.record("only", i);
+  }
+  for (std::int64_t i = 0; i < 100; ++i) {  // window 2: 100
+    sketch.record("only", kWindowNs + i);
+  }
+  EXPECT_TRUE(sketch.hot(kWindowNs).empty()) << "99 operations: too few to judge";
+  EXPECT_EQ(keys_of(sketch.hot(2 * kWindowNs)), (std::vector<std::string>{"only"}));
+}
+
 TEST(HotKeySketchTest, EachBadOptionIsRefused) {
   EXPECT_EQ(hot_key_options_error(HotKeyOptions{}), std::nullopt);
   EXPECT_EQ(hot_key_options_error({.capacity = 1, .sample_every = 1, .share = 1.0}), std::nullopt);
@@ -355,7 +368,7 @@ TEST(HotKeySketchTest, EachBadOptionIsRefused) {
 }
 
 TEST(HotKeySketchTest, KeysLongerThan250BytesAreIgnored) {
-  HotKeySketch sketch({.sample_every = 1});
+  HotKeySketch sketch({.sample_every = 1, .min_operations = 0});
   const std::string longest(HotKeySketch::kMaxKeyBytes, 'x');
   const std::string too_long(HotKeySketch::kMaxKeyBytes + 1, 'x');
   for (std::int64_t i = 0; i < 100; ++i) {

@@ -38,6 +38,8 @@
 #include "memshard/fleet/fleet.hpp"
 #include "memshard/fleet/server_health.hpp"
 #include "memshard/hotkeys/detail/lease_load.hpp"
+#include "memshard/hotkeys/hot_key_sketch.hpp"
+#include "memshard/hotkeys/hot_key_watch.hpp"
 #include "memshard/hotkeys/load_options.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
@@ -420,6 +422,15 @@ class ShardedClient {
   /// with `active` false; all zero when no migration ever ran.
   [[nodiscard]] auto migration_stats() const -> MigrationStats;
 
+  /// hot_keys: the keys, as sent (with the key prefix), that carried at least
+  /// ClientOptions::hot_keys->share of the family's operations in the last complete window
+  /// (a client and its clones count together), with their estimated share and rate, highest
+  /// first; empty when hot_keys is off. docs/hot-keys.md.
+  ///
+  /// **Example**:
+  ///   for (const memshard::HotKey& hot : client.hot_keys()) log(hot.key, hot.per_second);
+  [[nodiscard]] auto hot_keys() const -> std::vector<HotKey>;
+
   /// wait_for_earlier_calls: waits until every call of the family (this client and its clones)
   /// that began on an earlier placement than the current one has ended, or `timeout` passed;
   /// whether they all ended. A fleet's member acknowledges a phase only then (docs/fleet.md).
@@ -465,6 +476,14 @@ class ShardedClient {
   auto refuse_fenced(std::string_view key, std::string_view value = {}) -> Status;
 
   void adopt(std::shared_ptr<const Snapshot> next);
+  // Counts one operation on the sent key `key` in the family's hot keys, when they are on.
+  void note_hot(std::string_view key) noexcept {
+    if (hot_seat_ != nullptr && hot_seat_->record(key)) [[unlikely]] {
+      roll_hot();
+    }
+  }
+  // A counted operation began a window: tells the observer which keys became hot or cooled.
+  void roll_hot() noexcept;
 
   // The fleet's newest snapshot, without moving this client to it. codec_failure: a typed call's
   // Errc::kCodecError, with the server (when the item came from one) and what the codec found.
@@ -606,7 +625,9 @@ class ShardedClient {
   detail::BatchPlan plan_;                          // the routing of the current multi-get
   detail::PolledMultiGet polled_;
   detail::PerServerMultiGet per_server_;
-  detail::MigratedMultiGet migrated_;  // the second fan-out of a migration window
+  detail::MigratedMultiGet migrated_;                    // the second fan-out of a migration window
+  std::shared_ptr<detail::HotKeyWatch> hot_watch_;       // shared by the family, or none
+  std::shared_ptr<detail::HotKeyWatch::Seat> hot_seat_;  // this client's count in it
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "memshard/detail/throw.hpp"
+#include "memshard/hotkeys/hot_key_sketch.hpp"
 #include "memshard/hotkeys/load_options.hpp"
 #include "memshard/observability/server_event.hpp"
 #include "memshard/placement/key_prefix.hpp"
@@ -220,6 +221,11 @@ struct ClientOptions {
   /// server: hotkeys/load_options.hpp), for every call given no LoadOptions of its own; the
   /// default takes no lease. ConfigError at construction for invalid ones.
   LoadOptions load_options;
+  /// Find the keys that carry a large share of the family's operations (hotkeys/: a sketch
+  /// per client over sampled operations, merged per window): ShardedClient::hot_keys(), the
+  /// observer's kHotKey and kHotKeyCooled events. Empty, the default: nothing is counted.
+  /// ConfigError at construction for options hot_key_options_error() refuses.
+  std::optional<HotKeyOptions> hot_keys;
 
   /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
   [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
@@ -245,7 +251,8 @@ struct ClientOptions {
 /// days, a zero failure limit, a zero max_value_size, a key prefix that
 /// KeyPrefix refuses, a negative default_expiry or one past 2038-01-19, or
 /// SASL credentials with the text protocol, an empty user name or a NUL byte, or
-/// load_options that load_options_error() refuses.
+/// load_options that load_options_error() refuses, or hot_keys that
+/// hot_key_options_error() refuses.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -302,6 +309,11 @@ inline void validate_options(const ClientOptions& options) {
   }
   if (auto wrong = load_options_error(options.load_options)) {
     detail::throw_config_error(*wrong, "load_options");
+  }
+  if (options.hot_keys) {
+    if (auto wrong = hot_key_options_error(*options.hot_keys)) {
+      detail::throw_config_error(*wrong, "hot_keys");
+    }
   }
   if (options.sasl) {
     // The messages never quote the credentials.

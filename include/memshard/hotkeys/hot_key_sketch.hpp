@@ -69,6 +69,9 @@ struct HotKeyOptions {
   double share = 0.01;
   /// The length of a measurement window (positive, at most 30 days).
   std::chrono::milliseconds window{1000};
+  /// A window with fewer operations than this (estimated) has no hot key: in a quiet client,
+  /// every key would be a large share of next to nothing.
+  std::uint64_t min_operations = 1000;
 
   friend auto operator==(const HotKeyOptions&, const HotKeyOptions&) -> bool = default;
 };
@@ -123,6 +126,36 @@ struct HotKeyChange {
   friend auto operator==(const HotKeyChange&, const HotKeyChange&) -> bool = default;
 };
 
+namespace detail {
+
+/// hot_key_change: what changed from the keys `reported` (sorted) to `now_hot` (hottest first):
+/// the keys that became hot, hottest first, and those that cooled, in key order; `reported`
+/// then holds the keys of `now_hot`, sorted. When it throws, nothing changed.
+[[nodiscard]] inline auto hot_key_change(std::vector<std::string>& reported,
+                                         const std::vector<HotKey>& now_hot) -> HotKeyChange {
+  HotKeyChange change;
+  std::vector<std::string> keys;
+  keys.reserve(now_hot.size());
+  for (const HotKey& key : now_hot) {
+    keys.push_back(key.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (const HotKey& key : now_hot) {
+    if (!std::binary_search(reported.begin(), reported.end(), key.key)) {
+      change.became_hot.push_back(key.key);
+    }
+  }
+  for (const std::string& key : reported) {
+    if (!std::binary_search(keys.begin(), keys.end(), key)) {
+      change.cooled.push_back(key);
+    }
+  }
+  reported = std::move(keys);
+  return change;
+}
+
+}  // namespace detail
+
 /// HotKeySketch: the hot keys of one client's stream of operations (see the file comment).
 ///
 /// Not thread-safe: one client's thread records and asks (as a client's handles are used by
@@ -169,14 +202,44 @@ class HotKeySketch {
     sample(key, now_ns);
   }
 
+  /// due: counts this call down to the next counted one; true when this one is counted, which
+  /// count() then does. record() is the two; a caller that takes a lock or reads a clock for
+  /// the counted calls only calls them apart. Ignores the key's length: check it first.
+  [[nodiscard]] auto due() noexcept -> bool { return --countdown_ == 0; }
+
+  /// count: the counted call on `key` at `now_ns` (due() said so).
+  void count(std::string_view key, std::int64_t now_ns) noexcept { sample(key, now_ns); }
+
+  /// current_window: the index of the window of the latest counted call (now_ns / window),
+  /// -1 before the first.
+  [[nodiscard]] auto current_window() const noexcept -> std::int64_t {
+    return started_ ? current_index_ : -1;
+  }
+
+  /// visit_complete: calls `on(key, count, error)` for each entry of the last complete window
+  /// as of `now_ns` (counted calls, not times sample_every), and answers the counted calls of
+  /// that window (0 when there is none).
+  template <class On>
+  auto visit_complete(std::int64_t now_ns, On&& on) const -> std::uint64_t {
+    const Summary* window = complete_window(now_ns);
+    if (window == nullptr) {
+      return 0;
+    }
+    for (std::size_t slot = 0; slot < window->size(); ++slot) {
+      on(window->key(slot), window->count(slot), window->error(slot));
+    }
+    return window->sampled();
+  }
+
   /// hot: the keys of the last complete window as of `now_ns` whose guaranteed share (count -
   /// error, over the window's operations) is at least options().share, by count, highest
-  /// first (then by key). Empty when no window has completed, or a whole window has passed
-  /// since the last one did.
+  /// first (then by key). Empty when no window has completed, a whole window has passed since
+  /// the last one did, or that window had fewer than options().min_operations.
   [[nodiscard]] auto hot(std::int64_t now_ns) const -> std::vector<HotKey> {
     std::vector<HotKey> keys;
     const Summary* window = complete_window(now_ns);
-    if (window == nullptr || window->sampled() == 0) {
+    if (window == nullptr || window->sampled() == 0 ||
+        window->sampled() * sample_every_ < options_.min_operations) {
       return keys;
     }
     const double samples = static_cast<double>(window->sampled());
@@ -200,26 +263,7 @@ class HotKeySketch {
   /// changes: which keys became hot and which cooled since the previous call (the first call
   /// compares with none), by hot(now_ns).
   auto changes(std::int64_t now_ns) -> HotKeyChange {
-    HotKeyChange change;
-    const std::vector<HotKey> now_hot = hot(now_ns);
-    std::vector<std::string> keys;
-    keys.reserve(now_hot.size());
-    for (const HotKey& key : now_hot) {
-      keys.push_back(key.key);
-    }
-    std::sort(keys.begin(), keys.end());
-    for (const HotKey& key : now_hot) {
-      if (!std::binary_search(reported_.begin(), reported_.end(), key.key)) {
-        change.became_hot.push_back(key.key);
-      }
-    }
-    for (const std::string& key : reported_) {
-      if (!std::binary_search(keys.begin(), keys.end(), key)) {
-        change.cooled.push_back(key);
-      }
-    }
-    reported_ = std::move(keys);
-    return change;
+    return detail::hot_key_change(reported_, hot(now_ns));
   }
 
   /// total: the estimated operations of the last complete window as of `now_ns` (0 when

@@ -37,11 +37,18 @@
 //                                                  (new_hits ... leases_busy)
 //     memshard_migration_tainted_servers  gauge    MigrationStats::tainted_servers
 //
+//   with hot keys (hot_keys_to_prometheus(ShardedClient::hot_keys()); labels key="..." as
+//   sent, then the constant labels; one sample per hot key):
+//     memshard_hot_key_operations_per_second  gauge  HotKey::per_second (estimated)
+//     memshard_hot_key_share                  gauge  HotKey::share (0 to 1)
+//
 // A family with no server (an empty span) is still written, as its HELP and
 // TYPE lines alone: the text says which metrics exist, and a scrape of it is
 // valid. Each migration's counters start from zero at begin_migration(); to
 // Prometheus that is a counter reset, which rate() and increase() handle.
 
+#include <array>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -53,6 +60,7 @@
 
 #include "memshard/detail/throw.hpp"
 #include "memshard/fleet/server_health.hpp"
+#include "memshard/hotkeys/hot_key_sketch.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/placement/server.hpp"
 #include "memshard/version.hpp"
@@ -428,6 +436,55 @@ inline void validate_prometheus_options(const PrometheusOptions& options) {
   std::string out;
   detail::append_prometheus_servers(out, stats, options);
   detail::append_prometheus_migration(out, migration, options);
+  return out;
+}
+
+/// hot_keys_to_prometheus: the hot-key families of `keys` (ShardedClient::hot_keys()) as
+/// Prometheus text, to serve after to_prometheus()'s. Throws ConfigError for invalid `options`,
+/// or a constant label named "key".
+///
+/// **Example**:
+///   std::string text = memshard::to_prometheus(client.stats());
+///   text += memshard::hot_keys_to_prometheus(client.hot_keys());
+///   // memshard_hot_key_operations_per_second{key="page:home"} 41250
+[[nodiscard]] inline auto hot_keys_to_prometheus(std::span<const HotKey> keys,
+                                                 const PrometheusOptions& options = {})
+    -> std::string {
+  validate_prometheus_options(options);
+  for (const auto& [name, value] : options.labels) {
+    if (name == "key") {
+      detail::throw_config_error("prometheus label name is used by the hot-key labels", name);
+    }
+  }
+  const std::string constant = detail::constant_prometheus_labels(options);
+  const auto labels = [&constant](const HotKey& hot) {
+    std::string out;
+    detail::append_prometheus_label(out, "key", hot.key);
+    if (!constant.empty()) {
+      out.append(",").append(constant);
+    }
+    return out;
+  };
+  const auto sample = [&options](std::string& out, std::string_view name, const std::string& with,
+                                 double value) {
+    std::array<char, 32> text{};
+    const auto printed = std::to_chars(text.data(), text.data() + text.size(), value);
+    out.append(options.prefix).append("_").append(name).append("{").append(with).append("} ");
+    out.append(text.data(), printed.ptr).append("\n");
+  };
+  std::string out;
+  detail::append_prometheus_header(out, options.prefix, "hot_key_operations_per_second",
+                                   detail::PrometheusType::kGauge,
+                                   "Estimated operations per second on a hot key.");
+  for (const HotKey& hot : keys) {
+    sample(out, "hot_key_operations_per_second", labels(hot), hot.per_second);
+  }
+  detail::append_prometheus_header(
+      out, options.prefix, "hot_key_share", detail::PrometheusType::kGauge,
+      "Estimated share of the client family's operations on a hot key.");
+  for (const HotKey& hot : keys) {
+    sample(out, "hot_key_share", labels(hot), hot.share);
+  }
   return out;
 }
 

@@ -5,8 +5,8 @@
 // observability/server_event.hpp: ServerEvent, what a client tells the application about a
 // server's health as it happens (ClientOptions::on_server_event), for logs
 // and metrics: ejections, failed probes, returns, servers kept in by the
-// fail-open rule, the cleaning of a returning server, and the servers a
-// reconfiguration or migration adds or removes.
+// fail-open rule, the cleaning of a returning server, the servers a
+// reconfiguration or migration adds or removes, and the keys that make a server hot.
 
 #include <cstdint>
 #include <functional>
@@ -32,10 +32,15 @@ enum class ServerEventKind : std::uint8_t {
   kAdded,
   /// a reconfiguration or the end of a migration removed it (detail: what did it)
   kRemoved,
+  /// a key it owns became hot (ClientOptions::hot_keys; detail: the key as sent, count: its
+  /// estimated operations per second)
+  kHotKey,
+  /// a key it owns that was hot is no more (detail: the key as sent)
+  kHotKeyCooled,
 };
 
 /// to_string: "ejected", "kept_in", "probe_failed", "restored", "held",
-/// "cleaned", "flushed", "added", "removed".
+/// "cleaned", "flushed", "added", "removed", "hot_key", "hot_key_cooled".
 [[nodiscard]] constexpr auto to_string(ServerEventKind kind) noexcept -> std::string_view {
   switch (kind) {
     case ServerEventKind::kEjected:
@@ -56,6 +61,10 @@ enum class ServerEventKind : std::uint8_t {
       return "added";
     case ServerEventKind::kRemoved:
       return "removed";
+    case ServerEventKind::kHotKey:
+      return "hot_key";
+    case ServerEventKind::kHotKeyCooled:
+      return "hot_key_cooled";
   }
   return "unknown";
 }

@@ -79,6 +79,10 @@ void ShardedClient<L>::start(std::vector<Server> servers, std::shared_ptr<const 
   fleet_ = std::make_shared<Fleet<L>>(std::move(servers), std::move(locator), std::move(factory),
                                       prefix_.placement_skip());
   seat_ = fleet_->calls().seat();
+  if (options_.hot_keys) {
+    hot_watch_ = std::make_shared<detail::HotKeyWatch>(*options_.hot_keys);
+    hot_seat_ = hot_watch_->seat();
+  }
   adopt(fleet_->current());
 }
 
@@ -130,6 +134,31 @@ void ShardedClient<L>::adopt(std::shared_ptr<const Snapshot> next) {
 }
 
 template <Locator L>
+[[gnu::cold]] void ShardedClient<L>::roll_hot() noexcept {
+  try {
+    auto rolled = hot_watch_->roll(detail::steady_now_ns());
+    if (!rolled || !options_.on_server_event) {
+      return;
+    }
+    const auto& [change, hot] = *rolled;
+    const auto owner = [this](const std::string& key) -> const Server& {
+      return snapshot_->members.servers[snapshot_->locate(key)];
+    };
+    for (const std::string& key : change.became_hot) {
+      const auto found =
+          std::find_if(hot.begin(), hot.end(), [&key](const HotKey& h) { return h.key == key; });
+      const auto rate = found == hot.end() ? 0.0 : found->per_second;
+      core_.notify(ServerEventKind::kHotKey, owner(key), key,
+                   static_cast<std::uint64_t>(rate + 0.5));
+    }
+    for (const std::string& key : change.cooled) {
+      core_.notify(ServerEventKind::kHotKeyCooled, owner(key), key);
+    }
+  } catch (...) {  // no memory for the report: the next window tries again
+  }
+}
+
+template <Locator L>
 auto ShardedClient<L>::codec_failure(std::string_view operation, std::size_t server,
                                      const CodecError& error) const -> Status {
   std::string text(operation);
@@ -174,6 +203,7 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
   if (auto refused = core_.check(key, value)) {
     return std::move(*refused);
   }
+  note_hot(key);
   // No refresh() here: run() is always a step of a call that entered (get, in_window, remove),
   // and a call runs whole on the snapshot it entered on. A window step and the migration's
   // rules hold pointers into that snapshot; moving to a newer one between steps would free it.
@@ -284,6 +314,11 @@ void ShardedClient<L>::visit_sent(std::span<const std::string_view> keys, OnHit&
                                   OnFailure& on_failure) {
   const detail::CallMark mark = enter();
   core_.start_call();
+  if (hot_seat_ != nullptr) [[unlikely]] {
+    for (const std::string_view key : keys) {
+      note_hot(key);
+    }
+  }
   if (fenced()) [[unlikely]] {
     for (std::size_t i = 0; i < keys.size(); ++i) {  // every valid key a miss
       if (auto refused = core_.check(keys[i])) {
@@ -400,6 +435,7 @@ auto ShardedClient<L>::write_keys(detail::WriteKind kind, std::span<const std::s
       out.statuses[i] = std::move(*refused);
       continue;
     }
+    note_hot(keys[i]);  // (in a window, run() counts each key)
     const std::size_t primary = snapshot_->locate(keys[i]);
     primaries_[i] = primary;
     detail::Route route;
@@ -728,7 +764,9 @@ ShardedClient<L>::ShardedClient(const ShardedClient& other, CloneTag)
       prefix_(other.prefix_),
       fleet_(other.fleet_),
       seat_(fleet_->calls().seat()),
-      core_(options_) {
+      core_(options_),
+      hot_watch_(other.hot_watch_),
+      hot_seat_(hot_watch_ != nullptr ? hot_watch_->seat() : nullptr) {
   adopt(fleet_->current());
 }
 

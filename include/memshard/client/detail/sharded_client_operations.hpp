@@ -702,6 +702,11 @@ auto ShardedClient<L>::migration_stats() const -> MigrationStats {
   return now->migration ? now->migration->state->stats() : fleet_->last_migration_stats();
 }
 
+template <Locator L>
+auto ShardedClient<L>::hot_keys() const -> std::vector<HotKey> {
+  return hot_watch_ != nullptr ? hot_watch_->hot(detail::steady_now_ns()) : std::vector<HotKey>();
+}
+
 }  // namespace MEMSHARD_ABI_NAMESPACE
 }  // namespace memshard
 
