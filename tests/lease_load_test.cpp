@@ -4,13 +4,15 @@
 // process would have; a caller that waits out its deadline without loading; a lease whose holder
 // vanished lapses and the next caller loads; a loader that throws or answers nothing gives its
 // lease back; a write or a delete during the load wins over the loaded value; a plain get reads
-// a load under way as a miss; delete_stale's value answered while one caller reloads it; the
-// lease on the failover server that answers for a stopped owner; LoadOptions refused.
+// (and a multi-get) a load under way as a miss; delete_stale's value answered while one caller
+// reloads it; the lease on the failover server that answers for a stopped owner; LoadOptions
+// refused.
 
 #include "memshard/hotkeys/detail/lease_load.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -217,6 +219,28 @@ TEST_F(LeaseLoadTest, APlainGetReadsALoadUnderWayAsAMissAndAnEmptyValueAsAValue)
   auto empty = reader.get("empty");
   ASSERT_TRUE(empty.ok() && empty->has_value());
   EXPECT_EQ((*empty)->value, "");
+}
+
+TEST_F(LeaseLoadTest, AMultiGetReadsALoadUnderWayAsAMissAndAnEmptyValueAsAValue) {
+  MetaConnection holder = owner_link("loading");
+  ASSERT_TRUE(take_lease(holder, "loading", 30));
+  Client reader = client(ClientOptions{});
+  ASSERT_TRUE(reader.set("empty", ""));
+  ASSERT_TRUE(reader.set("full", "v"));
+  const std::vector<std::string> keys = {"loading", "empty", "full"};
+  const memshard::MultiGetResult got = reader.get_multi(keys);
+  ASSERT_EQ(got.items.size(), 3U);
+  EXPECT_FALSE(got.items[0].has_value()) << "a load's placeholder";
+  ASSERT_TRUE(got.items[1].has_value());
+  EXPECT_EQ(got.items[1]->value, "");
+  ASSERT_TRUE(got.items[2].has_value());
+  EXPECT_EQ(got.items[2]->value, "v");
+  std::vector<std::size_t> visited;
+  reader.visit_multi(
+      keys, [&](std::size_t i, const memshard::ItemView&) { visited.push_back(i); },
+      [](std::size_t, const memshard::Status&) {});
+  std::sort(visited.begin(), visited.end());
+  EXPECT_EQ(visited, (std::vector<std::size_t>{1, 2}));
 }
 
 TEST_F(LeaseLoadTest, AStaleValueIsAnsweredWhileOneCallerReloadsIt) {

@@ -337,7 +337,17 @@ void ShardedClient<L>::visit_sent(std::span<const std::string_view> keys, OnHit&
         [this] { abandon(false); }, on_hit, on_failure);
     return;
   }
-  visit_placed(keys, on_hit, on_failure);
+  // What a get_or_load's lease looks like while its loader runs (hotkeys/detail/lease_load.hpp):
+  // read again by meta, and a miss when it is one.
+  auto unless_placeholder = [&](std::size_t i, const ItemView& item) {
+    if (item.value.empty() && item.flags == 0) [[unlikely]] {
+      if (detail::LeaseLoad::placeholder(core_, meta_, snapshot_->locate(keys[i]), keys[i])) {
+        return;
+      }
+    }
+    on_hit(i, item);
+  };
+  visit_placed(keys, unless_placeholder, on_failure);
 }
 
 template <Locator L>
