@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 // lease_load_test.cpp: get_or_load under a lease (hotkeys/detail/lease_load.hpp) against real
-// memcached: one loader run for many callers that miss at once, each a client of its own as a
-// process would have; a caller that waits out its deadline without loading; a lease whose holder
-// vanished lapses and the next caller loads; a loader that throws or answers nothing gives its
-// lease back; a write or a delete during the load wins over the loaded value; a plain get reads
-// (and a multi-get) a load under way as a miss; delete_stale's value answered while one caller
+// memcached: one loader run for many callers that miss at once, each a client of its own, in
+// threads and in processes; a caller that waits out its deadline without loading; a lease whose
+// holder vanished lapses and the next caller loads; a loader that throws or answers nothing gives
+// its lease back; a write or a delete during the load wins over the loaded value; a plain get and
+// a multi-get read a load under way as a miss; delete_stale's value answered while one caller
 // reloads it; the lease on the failover server that answers for a stopped owner; LoadOptions
 // refused.
 
 #include "memshard/hotkeys/detail/lease_load.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -115,6 +120,93 @@ TEST_F(LeaseLoadTest, OneCallerOfManyThatMissAtOnceRunsTheLoader) {
   ASSERT_TRUE(cached.ok()) << cached.status();
   ASSERT_TRUE(cached->has_value());
   EXPECT_EQ((*cached)->value, "row");
+}
+
+// Reads `count` bytes from `fd` before `deadline`; whether it did.
+auto read_bytes(int fd, std::size_t count, Clock::time_point deadline) -> bool {
+  std::size_t got = 0;
+  while (got < count) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    pollfd ready{fd, POLLIN, 0};
+    if (left <= 0 || ::poll(&ready, 1, static_cast<int>(left)) <= 0) {
+      return false;
+    }
+    char byte = 0;
+    const ssize_t n = ::read(fd, &byte, 1);
+    if (n <= 0) {
+      return false;
+    }
+    ++got;
+  }
+  return true;
+}
+
+TEST_F(LeaseLoadTest, OneProcessOfManyThatMissAtOnceRunsTheLoader) {
+  constexpr int kProcesses = 6;
+  int ready[2];  // each child: a byte once its client is built
+  int go[2];     // the parent: a byte per child once all are ready
+  int loads[2];  // each loader run: a byte
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(loads), 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // nothing of the parent's is destroyed here: _exit
+      int code = 1;
+      try {
+        Client own = client(leased());
+        char byte = 'r';
+        if (::write(ready[1], &byte, 1) == 1 && ::read(go[0], &byte, 1) == 1) {
+          auto got = own.get_or_load("hot:processes", [&] {
+            const char loaded = 'l';
+            (void)!::write(loads[1], &loaded, 1);
+            std::this_thread::sleep_for(milliseconds{200});  // the database's query
+            return std::string("row");
+          });
+          code = got.ok() && *got == "row" ? 0 : 2;
+        }
+      } catch (...) {
+        code = 3;
+      }
+      ::_exit(code);
+    }
+    children.push_back(child);
+  }
+  ::close(ready[1]);
+  ::close(loads[1]);
+  const auto deadline = Clock::now() + seconds{20};
+  const bool all_ready = read_bytes(ready[0], kProcesses, deadline);
+  const std::string bytes(kProcesses, 'g');
+  EXPECT_EQ(::write(go[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  int failed = 0;
+  for (const pid_t child : children) {  // bounded: a child still running at the deadline is killed
+    int status = 0;
+    pid_t done = 0;
+    while ((done = ::waitpid(child, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+      pollfd none{-1, 0, 0};
+      (void)::poll(&none, 0, 10);
+    }
+    if (done == 0) {
+      ::kill(child, SIGKILL);
+      (void)::waitpid(child, &status, 0);
+      ++failed;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++failed;
+    }
+  }
+  std::size_t runs = 0;
+  char byte = 0;
+  while (::read(loads[0], &byte, 1) == 1) {  // every writer has exited: ends at EOF
+    ++runs;
+  }
+  for (const int fd : {ready[0], go[0], go[1], loads[0]}) {
+    ::close(fd);
+  }
+  EXPECT_TRUE(all_ready);
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(runs, 1U);
 }
 
 TEST_F(LeaseLoadTest, ACallerThatWaitsOutItsDeadlineAnswersTimeoutWithoutLoading) {

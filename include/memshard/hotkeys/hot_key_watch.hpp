@@ -5,7 +5,8 @@
 // hotkeys/hot_key_watch.hpp: HotKeyWatch, the hot keys of a client family (a client and its
 // clones, ClientOptions::hot_keys). Each client counts its own operations in a HotKeySketch of
 // its own (a Seat): an operation that is not counted costs the sketch's countdown; a counted one
-// reads the clock and takes the seat's mutex, which only a reader of the family's hot keys
+// reads the coarse clock (detail::coarse_now_ns(), on which every time here is read) and takes
+// the seat's mutex, which only a reader of the family's hot keys
 // contends for. hot() merges the seats' last complete windows (windows are aligned on the
 // clock, so the seats' windows are the same): a key's counts and errors add up, and a key is
 // hot when its guaranteed count is at least `share` of the family's operations.
@@ -55,7 +56,7 @@ class HotKeyWatch {
     friend class HotKeyWatch;
 
     [[gnu::noinline]] auto count(std::string_view key) noexcept -> bool {
-      const std::int64_t now = steady_now_ns();
+      const std::int64_t now = coarse_now_ns();  // a window is a second: a tick late is nothing
       const std::lock_guard<std::mutex> lock(mutex_);
       const std::int64_t before = sketch_.current_window();
       sketch_.count(key, now);

@@ -136,7 +136,7 @@ void ShardedClient<L>::adopt(std::shared_ptr<const Snapshot> next) {
 template <Locator L>
 [[gnu::cold]] void ShardedClient<L>::roll_hot() noexcept {
   try {
-    auto rolled = hot_watch_->roll(detail::steady_now_ns());
+    auto rolled = hot_watch_->roll(detail::coarse_now_ns());
     if (!rolled || !options_.on_server_event) {
       return;
     }

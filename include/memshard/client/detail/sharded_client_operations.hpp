@@ -704,7 +704,7 @@ auto ShardedClient<L>::migration_stats() const -> MigrationStats {
 
 template <Locator L>
 auto ShardedClient<L>::hot_keys() const -> std::vector<HotKey> {
-  return hot_watch_ != nullptr ? hot_watch_->hot(detail::steady_now_ns()) : std::vector<HotKey>();
+  return hot_watch_ != nullptr ? hot_watch_->hot(detail::coarse_now_ns()) : std::vector<HotKey>();
 }
 
 }  // namespace MEMSHARD_ABI_NAMESPACE
