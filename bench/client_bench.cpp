@@ -27,6 +27,10 @@
 //                             fence gate opened for good, so every call
 //                             checks the gate as a member's does (no etcd);
 //                             also against ketama (ketama_member_ratio_ketama);
+//   ketama_hot_keys           ketama's client counting its hot keys
+//                             (ClientOptions::hot_keys, the defaults), on
+//                             ketama's keys, also against ketama
+//                             (ketama_hot_keys_ratio_ketama);
 //   libmemcached_all          libmemcached placing the keys itself: one
 //                             memcached_st holding every server with
 //                             MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, on the same
@@ -60,6 +64,7 @@
 //                             baseline;
 //   ketama_member             the fleet member's client above, get_multi on
 //                             ketama's lists, also against ketama;
+//   ketama_hot_keys           the hot-key counting client above, the same;
 //   libmemcached_all          the every-server KETAMA_WEIGHTED memcached_st on
 //                             ketama's lists;
 //   twemproxy                 the proxy's memcached_st on ketama's lists (left
@@ -124,7 +129,8 @@
 // same paired ratio against libmemcached_all (get_multi: also for
 // ketama_visit); ketama_ratio_twemproxy (with _lo, _hi), ketama's paired
 // ratio against twemproxy; ketama_member_ratio_ketama (with _lo, _hi), the
-// fleet member's paired ratio against the plain ketama client.
+// fleet member's paired ratio against the plain ketama client, and
+// ketama_hot_keys_ratio_ketama the hot-key counting client's.
 //
 // Before timing, every multi-get list is read through each contender that
 // uses it: every key once, with its value. Ketama's lists are read through

@@ -15,6 +15,11 @@ expected files there.
   testdata/client_migration/  one run of the client benchmark's migration rows
                               (--benchmark_filter=migration, and its callgrind
                               files cut down), its report and CSV files
+  testdata/client_beside/     one run of the client benchmark's get, set and
+                              get_multi (its callgrind files cut down): the
+                              clients judged beside ketama (a fleet member's,
+                              one counting its hot keys), its report and CSV
+                              files
   testdata/migration_race/    one run of the migration race benchmark
                               (migration_race.json), and its report and CSV
                               files
@@ -36,6 +41,7 @@ python3 bench/report_test.py --regenerate rewrites the expected files from
 what the report prints now (after a change to a table made on purpose).
 """
 
+import csv
 import json
 import os
 import shutil
@@ -48,6 +54,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(BENCH, "testdata")
 RESIZE_TIME = os.path.join(TESTDATA, "resize_time")
 CLIENT_MIGRATION = os.path.join(TESTDATA, "client_migration")
+CLIENT_BESIDE = os.path.join(TESTDATA, "client_beside")
 MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 COORDINATION = os.path.join(TESTDATA, "coordination")
 ROLLOUT = os.path.join(TESTDATA, "rollout")
@@ -232,6 +239,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(judge_vs_direct(run(0.80, 0.88, 0.884), direct), ("+0.0 pp (window 0)", True))
         self.assertEqual(judge_vs_direct(run(0.85, 0.88, 0.884), None), ("no direct switch", None))
 
+    def test_client_beside_ketama(self):
+        target = self.run_on(os.path.join(CLIENT_BESIDE, "results"),
+                             os.path.join(CLIENT_BESIDE, "summary.expected"))
+        self.check_csv(target, os.path.join(CLIENT_BESIDE, "expected"))
+        with open(os.path.join(target, "client_hot_keys.csv"), newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        judged = [row["operation"] for row in rows if row["goal"]]
+        self.assertEqual(judged, ["get", "get"])  # hot keys: time and instructions of a get only
+
     def test_migration_race_targets(self):
         target = self.run_on(os.path.join(MIGRATION_RACE, "results"),
                              os.path.join(MIGRATION_RACE, "summary.expected"))
@@ -374,6 +390,8 @@ def regenerate():
              os.path.join(RESIZE_TIME, "expected")),
             (os.path.join(CLIENT_MIGRATION, "results"), os.path.join(CLIENT_MIGRATION, "summary.expected"),
              os.path.join(CLIENT_MIGRATION, "expected")),
+            (os.path.join(CLIENT_BESIDE, "results"), os.path.join(CLIENT_BESIDE, "summary.expected"),
+             os.path.join(CLIENT_BESIDE, "expected")),
             (os.path.join(MIGRATION_RACE, "results"), os.path.join(MIGRATION_RACE, "summary.expected"),
              os.path.join(MIGRATION_RACE, "expected")),
             (os.path.join(COORDINATION, "results"), os.path.join(COORDINATION, "summary.expected"),

@@ -70,6 +70,7 @@ class Setup {
                 std::make_shared<const ModuloLocator<Crc32>>(profiles::modulo_crc32(servers_)),
                 options_),
         member_(make_client(kKetamaProfile, servers_, {}, options_)),
+        hot_(servers_, ketama_.locator(), with_hot_keys(options_)),
         single_(make_single_server(servers_.front(), options_)),
         multi_(make_multi_server(servers_, options_)),
         single_data_(kSingleKeys, 0x636C69656E74ULL),
@@ -109,6 +110,7 @@ class Setup {
     check_sharded_multi("ketama", ketama_, multi_data_, requests_);
     check_sharded_multi("ketama_per_server", ketama_per_server_, multi_data_, requests_);
     check_sharded_multi("ketama_member", member_, multi_data_, requests_);
+    check_sharded_multi("ketama_hot_keys", hot_, multi_data_, requests_);
     check_sharded_multi("ketama_same", ketama_, ketama_same_data_, ketama_same_requests_);
     check_sharded_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_);
     // Twemproxy (d), checked on what ketama alone has written so far.
@@ -156,6 +158,8 @@ class Setup {
         sharded_get_multi("modulo_same", modulo_, modulo_same_data_, modulo_same_requests_));
     out.push_back(sharded_get_multi("ketama_member", member_, multi_data_, requests_));
     out.back().also_against = {"ketama"};
+    out.push_back(sharded_get_multi("ketama_hot_keys", hot_, multi_data_, requests_));
+    out.back().also_against = {"ketama"};
     out.push_back(libmemcached_get_multi("libmemcached_all", all_fetch_, requests_));
     if (proxy_) {
       out.push_back(libmemcached_get_multi("twemproxy", proxy_->fetch(), requests_));
@@ -201,6 +205,8 @@ class Setup {
         sharded("modulo_same", modulo_, single_data_, on_first_server(single_data_, modulo_)));
     out.push_back(sharded("ketama_member", member_, single_data_, all_indexes(kSingleKeys)));
     out.back().also_against = {"ketama"};
+    out.push_back(sharded("ketama_hot_keys", hot_, single_data_, all_indexes(kSingleKeys)));
+    out.back().also_against = {"ketama"};
     out.push_back(plain("libmemcached_all", multi_.get(), single_data_, all_indexes(kSingleKeys)));
     if (proxy_) {
       out.push_back(plain("twemproxy", proxy_->handle(), single_data_, all_indexes(kSingleKeys)));
@@ -213,6 +219,11 @@ class Setup {
 
   static auto per_server(ClientOptions options) -> ClientOptions {
     options.multi_get = MultiGetMode::kPerServer;
+    return options;
+  }
+
+  static auto with_hot_keys(ClientOptions options) -> ClientOptions {
+    options.hot_keys = memshard::HotKeyOptions{};  // the defaults: 1 in 8 counted, 1 s windows
     return options;
   }
 
@@ -247,6 +258,7 @@ class Setup {
   KetamaClient ketama_per_server_;  // ketama_ with MultiGetMode::kPerServer
   ModuloClient modulo_;
   MemberClient member_;  // a fleet member's, on ketama_'s profile (serve_as_member)
+  KetamaClient hot_;     // ketama_ counting its hot keys (ClientOptions::hot_keys)
   MemcachedPtr single_;  // (b)
   MemcachedPtr multi_;   // (c)
   Data single_data_;

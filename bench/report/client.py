@@ -33,6 +33,7 @@ MIGRATION_ROUND_TRIPS = [
 CLIENT_SINGLE = [
     ("ketama", "(a)  ShardedClient ketama-md5-weighted, keys on every server"),
     ("ketama_member", "(a)  the same as a fleet member's client (served, fence gate checked)"),
+    ("ketama_hot_keys", "(a)  the same counting its hot keys (ClientOptions::hot_keys)"),
     ("modulo", "(a)  ShardedClient modulo-crc32, keys on every server"),
     ("ketama_same", "(a') ShardedClient ketama-md5-weighted, keys on (b)'s server"),
     ("modulo_same", "(a') ShardedClient modulo-crc32, keys on (b)'s server"),
@@ -55,6 +56,7 @@ CLIENT_MULTI = [
     ("ketama", "(a)  ShardedClient ketama-md5-weighted get_multi, keys on every server"),
     ("ketama_visit", "(a)  ShardedClient ketama-md5-weighted visit_multi, keys on every server"),
     ("ketama_member", "(a)  the same get_multi as a fleet member's client (served, fence gate checked)"),
+    ("ketama_hot_keys", "(a)  the same get_multi counting its hot keys (ClientOptions::hot_keys)"),
     ("ketama_per_server", "(a)  ShardedClient ketama-md5-weighted get_multi, MultiGetMode::kPerServer"),
     ("modulo", "(a)  ShardedClient modulo-crc32 get_multi, keys on every server"),
     ("ketama_same", "(a') ShardedClient ketama-md5-weighted get_multi, keys on (b)'s server"),
@@ -374,7 +376,7 @@ def client_section(rep, doc, counts):
                          "operation's (b) and (c) rows.",
                          "User-space instructions of the client process, libmemcached included; the kernel "
                          "and the servers are not counted. Repeatable where times are not."])
-    member = fleet_member_section(rep, rows, counts, calling_thread_callgrind(rep.results_dir))
+    member = beside_ketama_sections(rep, rows, counts, calling_thread_callgrind(rep.results_dir))
     trips = migration_section(rep, rows, counts, targets)
     if targets:
         with open(os.path.join(rep.results_dir, "client_targets.csv"), "w", newline="") as handle:
@@ -385,66 +387,94 @@ def client_section(rep, doc, counts):
             for op, name, against, value, _, ok in targets] + member + trips
 
 
-def fleet_member_section(rep, rows, counts, calling):
-    """A fleet member's client (ketama_member) against the plain client beside it (ketama): the
-    paired median time ratio of the same interleaved run, and the instructions per call of both
-    (the calling thread's when the dumps have calls_alone, else the whole process's). Get and set
-    are judged (TARGET_FLEET_MEMBER, on the ratio as printed); get_multi is shown. Returns
-    [(target, met)]."""
+# A client beside the plain ketama client, on its keys and options, each judged on its ratio to it
+# in the operations named: (contender, column, table title, CSV file, target name, judged, notes).
+BESIDE_KETAMA = [
+    ("ketama_member", "fleet member",
+     "A fleet member's client against a plain client: ShardedClient ketama-md5-weighted, the same "
+     "servers, options and keys",
+     "client_fleet_member.csv", "client fleet member", ("get", "set"),
+     ["Fleet member: the ShardedClient<AnyLocator> that join_fleet builds (make_client on the "
+      "plain client's profile), its family served as a steady record's phase (Fleet::serve) "
+      "and its fence gate opened as a member opens it,",
+      "so every call checks the gate and locates through AnyLocator, as a member's does; no "
+      "etcd (the member's follower thread, which moves the fence every 100 ms, is not there). "
+      "Plain client: (a) ketama above."]),
+    ("ketama_hot_keys", "hot keys counted",
+     "A client counting its hot keys against a plain client: ShardedClient ketama-md5-weighted, the "
+     "same servers, options and keys",
+     "client_hot_keys.csv", "client hot keys", ("get",),
+     ["Hot keys counted: the plain client with ClientOptions::hot_keys = HotKeyOptions{} (1 in 8 "
+      "operations counted in a 64-entry sketch, 1 s windows). Plain client: (a) ketama above.",
+      "Judged on a get (the hot-key target); set and get_multi are shown. Under callgrind a call is "
+      "about 50 times slower, so the once-a-window report (HotKeyWatch::roll) weighs about 50 times "
+      "more per call than at full speed."]),
+]
+BESIDE_NOTES = [
+    "Time: both in the same interleaved run; the ratio is the median over the rounds of "
+    "the contender's time per call / the plain client's in the same round, with its 95% CI; "
+    "µs: medians over rounds.",
+    "Instructions (callgrind): each alone, as in the instructions table above; calling "
+    "thread: the calls' own (calls_alone's inclusive cost), without the other threads' "
+    "work in the same dump (the deadline watch's 4 ms ticks),",
+    "which the whole process's figure (the table above; older dumps) holds and which can move "
+    "it by 1 to 2%."]
+
+
+def beside_ketama_sections(rep, rows, counts, calling):
+    """Each client of BESIDE_KETAMA against the plain client beside it (ketama): the paired
+    median time ratio of the same interleaved run, and the instructions per call of both (the
+    calling thread's when the dumps have calls_alone, else the whole process's). The operations
+    each names are judged (TARGET_FLEET_MEMBER, on the ratio as printed); the others are shown.
+    Returns [(target, met)]."""
+    judged = []
+    for name, column, title, csv_name, target_prefix, judged_ops, notes in BESIDE_KETAMA:
+        judged += beside_ketama_section(rep, rows, counts, calling, name, column, title, csv_name,
+                                        target_prefix, judged_ops, notes + BESIDE_NOTES)
+    return judged
+
+
+def beside_ketama_section(rep, rows, counts, calling, name, column, title, csv_name, target_prefix,
+                          judged_ops, notes):
+    """One client of BESIDE_KETAMA (see beside_ketama_sections)."""
     text_rows, csv_rows, judged = [], [], []
 
-    def add(op, measure, plain, member, ratio, low, high, plain_text, member_text, target_name):
+    def add(op, measure, plain, other, ratio, low, high, plain_text, other_text, target_name):
         ok = None
-        if op in ("get", "set"):
+        if op in judged_ops:
             ok = round(ratio, 3) <= TARGET_FLEET_MEMBER
-            judged.append((f"client fleet member {op} / plain client: {target_name} {ratio:.3f}x", ok))
-        text_rows.append([f"{op:<9}  {measure}", plain_text, member_text, f"{ratio:.3f}x",
+            judged.append((f"{target_prefix} {op} / plain client: {target_name} {ratio:.3f}x", ok))
+        text_rows.append([f"{op:<9}  {measure}", plain_text, other_text, f"{ratio:.3f}x",
                           f"[{low:.3f}, {high:.3f}]" if low is not None else "",
                           verdict(ok) if ok is not None else "(not judged)"])
-        csv_rows.append({"operation": op, "measure": measure, "plain client": plain, "fleet member": member,
+        csv_rows.append({"operation": op, "measure": measure, "plain client": plain, column: other,
                          "ratio": ratio, "ratio low": low if low is not None else "",
                          "ratio high": high if high is not None else "",
                          "goal": TARGET_FLEET_MEMBER if ok is not None else "",
                          "met": ok if ok is not None else ""})
 
+    ratio_name = f"{name}_ratio_ketama"
     for op in ("get", "set", "get_multi"):
         r = rows.get(op)
         unit = "µs/request" if op == "get_multi" else "µs/op"
-        if r is not None and not r.get("error_occurred") and "ketama_member_ratio_ketama" in r:
-            plain, member = r["ketama_ns"] / 1000, r["ketama_member_ns"] / 1000
-            add(op, f"time, {unit} (paired median ratio)", plain, member, r["ketama_member_ratio_ketama"],
-                r["ketama_member_ratio_ketama_lo"], r["ketama_member_ratio_ketama_hi"],
-                f"{plain:.2f}", f"{member:.2f}", "time")
-        if (op, "ketama_member") in counts and (op, "ketama") in counts:
-            if (op, "ketama_member") in calling and (op, "ketama") in calling:
-                plain, member = calling[(op, "ketama")], calling[(op, "ketama_member")]
+        if r is not None and not r.get("error_occurred") and ratio_name in r:
+            plain, other = r["ketama_ns"] / 1000, r[f"{name}_ns"] / 1000
+            add(op, f"time, {unit} (paired median ratio)", plain, other, r[ratio_name],
+                r[f"{ratio_name}_lo"], r[f"{ratio_name}_hi"], f"{plain:.2f}", f"{other:.2f}", "time")
+        if (op, name) in counts and (op, "ketama") in counts:
+            if (op, name) in calling and (op, "ketama") in calling:
+                plain, other = calling[(op, "ketama")], calling[(op, name)]
                 source = "calling thread"
             else:
-                plain, member = counts[(op, "ketama")][0], counts[(op, "ketama_member")][0]
+                plain, other = counts[(op, "ketama")][0], counts[(op, name)][0]
                 source = "whole process"
-            add(op, f"instructions/call ({source})", plain, member, member / plain, None, None,
-                f"{plain:,.0f}", f"{member:,.0f}", "instructions")
+            add(op, f"instructions/call ({source})", plain, other, other / plain, None, None,
+                f"{plain:,.0f}", f"{other:,.0f}", "instructions")
     if not text_rows:
         return []
-    rep.table("A fleet member's client against a plain client: ShardedClient ketama-md5-weighted, the same "
-              "servers, options and keys",
-              ["op         measure", "plain client", "fleet member", "member / plain", "95% CI",
-               f"target <= {TARGET_FLEET_MEMBER:.2f}x"],
-              text_rows, "client_fleet_member.csv", csv_rows,
-              notes=["Fleet member: the ShardedClient<AnyLocator> that join_fleet builds (make_client on the "
-                     "plain client's profile), its family served as a steady record's phase (Fleet::serve) "
-                     "and its fence gate opened as a member opens it,",
-                     "so every call checks the gate and locates through AnyLocator, as a member's does; no "
-                     "etcd (the member's follower thread, which moves the fence every 100 ms, is not there). "
-                     "Plain client: (a) ketama above.",
-                     "Time: both in the same interleaved run; member / plain is the median over the rounds of "
-                     "the member's time per call / the plain client's in the same round, with its 95% CI; "
-                     "µs: medians over rounds.",
-                     "Instructions (callgrind): each alone, as in the instructions table above; calling "
-                     "thread: the calls' own (calls_alone's inclusive cost), without the other threads' "
-                     "work in the same dump (the deadline watch's 4 ms ticks),",
-                     "which the whole process's figure (the table above; older dumps) holds and which can move "
-                     "it by 1 to 2%."])
+    rep.table(title, ["op         measure", "plain client", column, f"{column} / plain", "95% CI",
+                      f"target <= {TARGET_FLEET_MEMBER:.2f}x"],
+              text_rows, csv_name, csv_rows, notes=notes)
     return judged
 
 
