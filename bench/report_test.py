@@ -30,6 +30,9 @@ expected files there.
                               uncoordinated), and its report and CSV files
   testdata/stampede/          one run of the stampede benchmark (without and
                               with a lease), and its report and CSV files
+  testdata/hot_keys/          one run of the hot-key sketch benchmark (cost
+                              and accuracy at three samplings), and its
+                              report and CSV files
   testdata/codecs/            one run of the codec benchmark against PHP
                               (codecs.json), and its report and CSV files
   testdata/compile_time/      one run of bench/compile_time.sh
@@ -59,6 +62,7 @@ MIGRATION_RACE = os.path.join(TESTDATA, "migration_race")
 COORDINATION = os.path.join(TESTDATA, "coordination")
 ROLLOUT = os.path.join(TESTDATA, "rollout")
 STAMPEDE = os.path.join(TESTDATA, "stampede")
+HOT_KEYS = os.path.join(TESTDATA, "hot_keys")
 CODECS = os.path.join(TESTDATA, "codecs")
 COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
@@ -266,6 +270,30 @@ class ReportTest(unittest.TestCase):
         target = self.run_on(os.path.join(STAMPEDE, "results"), os.path.join(STAMPEDE, "summary.expected"))
         self.check_csv(target, os.path.join(STAMPEDE, "expected"))
 
+    def test_hot_keys(self):
+        target = self.run_on(os.path.join(HOT_KEYS, "results"), os.path.join(HOT_KEYS, "summary.expected"))
+        self.check_csv(target, os.path.join(HOT_KEYS, "expected"))
+
+    def test_hot_keys_judge(self):
+        """The cost target is judged at the default sampling only, on the time per call."""
+        sys.path.insert(0, BENCH)
+        from report.hot_keys import hot_keys_section
+
+        class Quiet:
+            def say(self, *_):
+                pass
+
+            def table(self, *_, **__):
+                pass
+
+        def judged(ns_at_8, ns_at_1):
+            rows = [{"name": f"BM_HotKeySketch/record/{every}", "run_name": f"BM_HotKeySketch/record/{every}",
+                     "real_time": ns, "time_unit": "ns"} for every, ns in (("1", ns_at_1), ("8", ns_at_8))]
+            return [met for _, met in hot_keys_section(Quiet(), {"benchmarks": rows})]
+
+        self.assertEqual(judged(49.9, 80.0), [True])
+        self.assertEqual(judged(50.1, 10.0), [False])
+
     def test_stampede_judge(self):
         """A lease run that loaded twice in one expiry, or whose readers waited too long, misses."""
         sys.path.insert(0, BENCH)
@@ -400,6 +428,8 @@ def regenerate():
              os.path.join(ROLLOUT, "expected")),
             (os.path.join(STAMPEDE, "results"), os.path.join(STAMPEDE, "summary.expected"),
              os.path.join(STAMPEDE, "expected")),
+            (os.path.join(HOT_KEYS, "results"), os.path.join(HOT_KEYS, "summary.expected"),
+             os.path.join(HOT_KEYS, "expected")),
             (os.path.join(CODECS, "results"), os.path.join(CODECS, "summary.expected"),
              os.path.join(CODECS, "expected")),
             (os.path.join(COMPILE_TIME, "results"), os.path.join(COMPILE_TIME, "summary.expected"),

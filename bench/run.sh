@@ -151,7 +151,7 @@ fi
 
 mkdir -p "$results_dir"
 rm -rf "$results_dir/callgrind" "$results_dir/callgrind_client" "$results_dir/compile-time"
-rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,stampede,coordination,rollout,codecs}.{json,log} "$results_dir"/*.csv \
+rm -f "$results_dir"/{locate,balance,resize,properties,hit_rate,resize_time,client,fleet,migration_race,stampede,hot_keys,coordination,rollout,codecs}.{json,log} "$results_dir"/*.csv \
   "$results_dir"/*.svg "$results_dir"/{summary.txt,charts.txt,plot.log,configure.log,build.log,servers_check.log,compile_time.log}
 
 log "configuring and building (Release) in $build_dir"
@@ -265,6 +265,11 @@ fi
 log "migration race: concurrent readers and writers, stale reads (4 local memcached servers)"
 run "$results_dir/migration_race.log" "$bench_dir/memshard_migration_race_bench" \
   --benchmark_out="$results_dir/migration_race.json" --benchmark_out_format=json || failures+=(migration_race)
+
+log "hot keys: what counting them costs an operation, and which the sketch finds (no server)"
+run "$results_dir/hot_keys.log" "$bench_dir/memshard_hot_keys_bench" \
+  --benchmark_out="$results_dir/hot_keys.json" --benchmark_out_format=json \
+  --benchmark_min_time="$min_time" || failures+=(hot_keys)
 
 log "stampede: a hot key expiring under 64 readers in 4 processes, with and without a lease (2 local memcached servers)"
 run "$results_dir/stampede.log" "$bench_dir/memshard_stampede_bench" \

@@ -3,7 +3,7 @@
 
 Reads the Google Benchmark JSON files that bench/run.sh wrote into a results
 directory (locate.json, balance.json, resize.json, properties.json,
-hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json, stampede.json,
+hit_rate.json, resize_time.json, client.json, fleet.json, migration_race.json, stampede.json, hot_keys.json,
 coordination.json, rollout.json, codecs.json, compile-time/compile_time.json, and callgrind/*.json + *.callgrind and
 callgrind_client/client.callgrind.<n> when instruction counts were taken), and
 charts.txt or plot.log from bench/plot.py, prints one report on stdout, and
@@ -33,6 +33,7 @@ from .coordination import coordination_section  # noqa: E402
 from .rollout import rollout_section  # noqa: E402
 from .migration_race import migration_race_section  # noqa: E402
 from .stampede import stampede_section  # noqa: E402
+from .hot_keys import hot_keys_section  # noqa: E402
 from .movement import movement_section  # noqa: E402
 from .properties import properties_section  # noqa: E402
 from .resize_time import first_window_rows, resize_time_section  # noqa: E402
@@ -61,7 +62,7 @@ def main():
     rep.say()
     errors = []
     for name in ("locate", "balance", "resize", "properties", "hit_rate", "resize_time", "client", "fleet",
-                 "migration_race", "stampede", "coordination", "rollout", "codecs"):
+                 "migration_race", "stampede", "hot_keys", "coordination", "rollout", "codecs"):
         errors += [f"{name}: {r['name']}: {r.get('error_message', '')}"
                    for r in failed(rows_of(load(os.path.join(results_dir, name + ".json"))))]
     data = lookup_section(rep, locate, callgrind_counts(results_dir))
@@ -78,6 +79,7 @@ def main():
     fleet_section(rep, load(os.path.join(results_dir, "fleet.json")))
     targets += migration_race_section(rep, load(os.path.join(results_dir, "migration_race.json")))
     targets += stampede_section(rep, load(os.path.join(results_dir, "stampede.json")))
+    targets += hot_keys_section(rep, load(os.path.join(results_dir, "hot_keys.json")))
     targets += coordination_section(rep, load(os.path.join(results_dir, "coordination.json")))
     targets += rollout_section(rep, load(os.path.join(results_dir, "rollout.json")))
     codecs_section(rep, load(os.path.join(results_dir, "codecs.json")))
