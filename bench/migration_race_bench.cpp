@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "benchmark_main.hpp"
 #include "memshard/memshard.hpp"
 #include "run_keys.hpp"
 #include "support/memcached_server.hpp"
@@ -430,32 +431,13 @@ class Experiment {
   std::vector<std::string> last_round_;  // the keys the last round wrote
 };
 
-void register_all(Experiment& experiment) {
-  for (const Arm& arm : kArms) {
-    const std::string name = "BM_MigrationRace/" + std::string(arm.name);
-    benchmark::RegisterBenchmark(
-        name.c_str(), [&experiment, &arm](benchmark::State& state) { experiment.run(state, arm); })
-        ->Iterations(1)
-        ->Unit(benchmark::kSecond);
-  }
-}
-
 }  // namespace
 
 auto main(int argc, char** argv) -> int {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  try {
+  return memshard::bench::run_benchmarks(argc, argv, "memshard migration race benchmark", [] {
     Experiment experiment;
     experiment.add_context();
-    register_all(experiment);
+    memshard::bench::register_arms("BM_MigrationRace", experiment, kArms);
     benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-  } catch (const std::exception& error) {
-    std::cerr << "memshard migration race benchmark: " << error.what() << '\n';
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -67,6 +67,16 @@ CODECS = os.path.join(TESTDATA, "codecs")
 COMPILE_TIME = os.path.join(TESTDATA, "compile_time")
 
 
+class Quiet:
+    """A report that prints nothing, for calling one section on a made-up document."""
+
+    def say(self, *_):
+        pass
+
+    def table(self, *_, **__):
+        pass
+
+
 def run_report(results):
     """Runs the report as bench/run.sh does, on a copy of `results` (None: an
     empty directory) named results/ in a temporary working directory, so that
@@ -279,13 +289,6 @@ class ReportTest(unittest.TestCase):
         sys.path.insert(0, BENCH)
         from report.hot_keys import hot_keys_section
 
-        class Quiet:
-            def say(self, *_):
-                pass
-
-            def table(self, *_, **__):
-                pass
-
         def judged(ns_at_8, ns_at_1):
             rows = [{"name": f"BM_HotKeySketch/record/{every}", "run_name": f"BM_HotKeySketch/record/{every}",
                      "real_time": ns, "time_unit": "ns"} for every, ns in (("1", ns_at_1), ("8", ns_at_8))]
@@ -298,13 +301,6 @@ class ReportTest(unittest.TestCase):
         """A lease run that loaded twice in one expiry, or whose readers waited too long, misses."""
         sys.path.insert(0, BENCH)
         from report.stampede import stampede_section
-
-        class Quiet:
-            def say(self, *_):
-                pass
-
-            def table(self, *_, **__):
-                pass
 
         def lease(max_loads, p99, timeouts=0):
             row = {"name": "BM_Stampede/lease/iterations:1", "run_name": "BM_Stampede/lease", "expiries": 20,
