@@ -13,9 +13,9 @@
 //     a delete of the key meanwhile changed that cas, so a value loaded before it is never
 //     stored over it;
 //   - Z on a placeholder: another caller loads; this one reads again after a backoff, until the
-//     value is there or the call's deadline comes (Errc::kTimeout: it never runs the loader
-//     while the lease holds); a placeholder that lapsed (its loader vanished) makes the next
-//     read win;
+//     value is there or too little of the call's time is left for one more read (Errc::kTimeout:
+//     it never runs the loader while the lease holds, nor after a read again failed); a
+//     placeholder that lapsed (its loader vanished) makes the next read win;
 //   - X (delete_stale() marked the value stale): W, this caller reloads and fills it as above;
 //     Z, it answers the stale value while another reloads.
 //
@@ -101,6 +101,10 @@ class LeaseLoad {
   auto load(std::string_view key, RouteOf&& route_of, ExptimeFor&& exptime_for, std::uint32_t flags,
             Loader& loader) -> std::optional<Loaded> {
     const std::int64_t deadline = core_->call_deadline();
+    // A read again is made only with this much of the call's time left for its answer, so that
+    // the end of a wait is never a server's timeout: a quarter of the call's time, at most 20 ms.
+    const std::int64_t reserve = std::min<std::int64_t>(
+        20'000'000, std::max<std::int64_t>(deadline - steady_now_ns(), 0) / 4);
     std::int64_t backoff = std::chrono::nanoseconds(options_->first_poll).count();
     const std::int64_t max_backoff = std::chrono::nanoseconds(options_->max_poll).count();
     for (bool first = true;; first = false) {
@@ -126,11 +130,14 @@ class LeaseLoad {
         got.status = std::move(route.status);
       }
       if (!got.status.ok() || got.reply.kind != MetaReplyKind::kValue) {
-        // The cache cannot be read: the loader's answer, not stored (as without a lease).
         if (got.status.ok()) {
           got.status = Status(Errc::kProtocolError, MEMCACHED_PROTOCOL_ERROR, route.server,
                               "get_or_load: a leased read answered no item");
         }
+        if (!first) {  // another caller holds the lease: its loader runs, not this one
+          return Loaded(std::move(got.status));
+        }
+        // The cache cannot be read: the loader's answer, not stored (as without a lease).
         return Loaded(loader(), std::move(got.status));
       }
       ServerHealth& health = core_->health(route.server);
@@ -147,7 +154,7 @@ class LeaseLoad {
       // Another caller's placeholder: wait for its value, within the call's deadline. A read
       // again needs time left for its answer; the wait's end is no server's fault.
       const std::int64_t now = steady_now_ns();
-      if (now + backoff >= deadline) {
+      if (now + backoff + reserve >= deadline) {
         std::this_thread::sleep_for(
             std::chrono::nanoseconds(std::max<std::int64_t>(deadline - now, 0)));
         return Loaded(Status(Errc::kTimeout, MEMCACHED_TIMEOUT, route.server,
