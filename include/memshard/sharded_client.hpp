@@ -41,6 +41,7 @@
 #include "memshard/hotkeys/hot_key_sketch.hpp"
 #include "memshard/hotkeys/hot_key_watch.hpp"
 #include "memshard/hotkeys/load_options.hpp"
+#include "memshard/hotkeys/near_cache.hpp"
 #include "memshard/migration/migration.hpp"
 #include "memshard/migration/migration_options.hpp"
 #include "memshard/migration/migration_window.hpp"
@@ -431,6 +432,11 @@ class ShardedClient {
   ///   for (const memshard::HotKey& hot : client.hot_keys()) log(hot.key, hot.per_second);
   [[nodiscard]] auto hot_keys() const -> std::vector<HotKey>;
 
+  /// near_cache_stats: what the family's near cache did (ClientOptions::near_cache): gets
+  /// answered from a copy, copies checked and found unchanged or changed, values kept, copies
+  /// dropped by writes, and the keys and bytes it holds; all zero when it is off.
+  [[nodiscard]] auto near_cache_stats() const -> NearCacheStats;
+
   /// wait_for_earlier_calls: waits until every call of the family (this client and its clones)
   /// that began on an earlier placement than the current one has ended, or `timeout` passed;
   /// whether they all ended. A fleet's member acknowledges a phase only then (docs/fleet.md).
@@ -482,8 +488,14 @@ class ShardedClient {
       roll_hot();
     }
   }
-  // A counted operation began a window: tells the observer which keys became hot or cooled.
+  // A counted operation began a window: admits the hot keys to the near cache, and tells the
+  // observer which keys became hot or cooled.
   void roll_hot() noexcept;
+  // A get of the sent key `key`, a hot key whose copy is `found`, read from `read_at`: the copy
+  // when it is young, or old and unchanged on its server (a cas-only meta get); nothing when the
+  // get must read the server.
+  auto near_read(std::string_view key, const detail::NearCache::Found& found, std::int64_t read_at)
+      -> std::optional<Result<std::optional<Item>>>;
 
   // The fleet's newest snapshot, without moving this client to it. codec_failure: a typed call's
   // Errc::kCodecError, with the server (when the item came from one) and what the codec found.
@@ -628,6 +640,7 @@ class ShardedClient {
   detail::MigratedMultiGet migrated_;                    // the second fan-out of a migration window
   std::shared_ptr<detail::HotKeyWatch> hot_watch_;       // shared by the family, or none
   std::shared_ptr<detail::HotKeyWatch::Seat> hot_seat_;  // this client's count in it
+  std::shared_ptr<detail::NearCache> near_;              // shared by the family, or none
 };
 
 }  // namespace MEMSHARD_ABI_NAMESPACE

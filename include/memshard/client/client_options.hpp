@@ -17,6 +17,7 @@
 #include "memshard/detail/throw.hpp"
 #include "memshard/hotkeys/hot_key_sketch.hpp"
 #include "memshard/hotkeys/load_options.hpp"
+#include "memshard/hotkeys/near_cache_options.hpp"
 #include "memshard/observability/server_event.hpp"
 #include "memshard/placement/key_prefix.hpp"
 #include "memshard/version.hpp"
@@ -226,6 +227,11 @@ struct ClientOptions {
   /// observer's kHotKey and kHotKeyCooled events. Empty, the default: nothing is counted.
   /// ConfigError at construction for options hot_key_options_error() refuses.
   std::optional<HotKeyOptions> hot_keys;
+  /// Answer gets of the family's hot keys from an in-process copy, for at most `ttl` after a
+  /// write made elsewhere (hotkeys/near_cache.hpp); needs hot_keys. Empty, the default: none.
+  /// ConfigError at construction without hot_keys, or for options near_cache_options_error()
+  /// refuses.
+  std::optional<NearCacheOptions> near_cache;
 
   /// retry_cap: retry_interval_max, or 30 * retry_interval when it is 0.
   [[nodiscard]] auto retry_cap() const noexcept -> std::chrono::milliseconds {
@@ -251,8 +257,9 @@ struct ClientOptions {
 /// days, a zero failure limit, a zero max_value_size, a key prefix that
 /// KeyPrefix refuses, a negative default_expiry or one past 2038-01-19, or
 /// SASL credentials with the text protocol, an empty user name or a NUL byte, or
-/// load_options that load_options_error() refuses, or hot_keys that
-/// hot_key_options_error() refuses.
+/// load_options that load_options_error() refuses, hot_keys that
+/// hot_key_options_error() refuses, or a near_cache without hot_keys or that
+/// near_cache_options_error() refuses.
 inline void validate_options(const ClientOptions& options) {
   if (options.connect_timeout.count() <= 0) {
     detail::throw_config_error("connect_timeout must be positive",
@@ -313,6 +320,14 @@ inline void validate_options(const ClientOptions& options) {
   if (options.hot_keys) {
     if (auto wrong = hot_key_options_error(*options.hot_keys)) {
       detail::throw_config_error(*wrong, "hot_keys");
+    }
+  }
+  if (options.near_cache) {
+    if (!options.hot_keys) {
+      detail::throw_config_error("near_cache keeps the hot keys: it needs hot_keys", "near_cache");
+    }
+    if (auto wrong = near_cache_options_error(*options.near_cache)) {
+      detail::throw_config_error(*wrong, "near_cache");
     }
   }
   if (options.sasl) {

@@ -83,6 +83,9 @@ void ShardedClient<L>::start(std::vector<Server> servers, std::shared_ptr<const 
     hot_watch_ = std::make_shared<detail::HotKeyWatch>(*options_.hot_keys);
     hot_seat_ = hot_watch_->seat();
   }
+  if (options_.near_cache) {
+    near_ = std::make_shared<detail::NearCache>(*options_.near_cache);
+  }
   adopt(fleet_->current());
 }
 
@@ -137,10 +140,21 @@ template <Locator L>
 [[gnu::cold]] void ShardedClient<L>::roll_hot() noexcept {
   try {
     auto rolled = hot_watch_->roll(detail::coarse_now_ns());
-    if (!rolled || !options_.on_server_event) {
+    if (!rolled) {
       return;
     }
     const auto& [change, hot] = *rolled;
+    if (near_ != nullptr) {
+      std::vector<std::string> keys;
+      keys.reserve(hot.size());
+      for (const HotKey& key : hot) {
+        keys.push_back(key.key);
+      }
+      near_->admit(keys);
+    }
+    if (!options_.on_server_event) {
+      return;
+    }
     const auto owner = [this](const std::string& key) -> const Server& {
       return snapshot_->members.servers[snapshot_->locate(key)];
     };
@@ -156,6 +170,38 @@ template <Locator L>
     }
   } catch (...) {  // no memory for the report: the next window tries again
   }
+}
+
+template <Locator L>
+auto ShardedClient<L>::near_read(std::string_view key, const detail::NearCache::Found& found,
+                                 std::int64_t read_at)
+    -> std::optional<Result<std::optional<Item>>> {
+  if (!found.item) {
+    return std::nullopt;  // hot, not kept yet: the get reads the server and keeps its answer
+  }
+  const std::size_t primary = snapshot_->locate(key);
+  if (found.fresh) {
+    note_hot(key);  // counted as run() counts the gets it makes
+    near_->count_hit();
+    return Result<std::optional<Item>>(found.item, Status(Errc::kOk, MEMCACHED_SUCCESS, primary));
+  }
+  core_.forget_avoid();
+  const detail::Route route = route_from(primary, key);
+  if (!route.status.ok() || route.probe || route.server != primary) {
+    if (route.probe) {
+      detail::HealthPolicy::release_probe(core_.health(route.server));
+    }
+    return std::nullopt;  // the server stands in for another, or cannot be asked: the get decides
+  }
+  const std::optional<std::uint64_t> cas = detail::cas_now(core_, meta_, route, key);
+  if (!cas || *cas != found.item->cas) {
+    near_->count_changed();
+    return std::nullopt;
+  }
+  note_hot(key);
+  near_->renew(key, found.version, read_at);
+  near_->count_revalidated();
+  return Result<std::optional<Item>>(found.item, Status(Errc::kOk, MEMCACHED_SUCCESS, primary));
 }
 
 template <Locator L>
@@ -236,6 +282,9 @@ auto ShardedClient<L>::run(std::string_view operation, std::string_view key, std
   }
   Status status = late ? core_.finish(route, rc, operation, core_.deadline_cause())
                        : core_.finish(route, rc, operation);
+  if (access != Access::kRead && near_ != nullptr) [[unlikely]] {
+    near_->drop(key);  // a read begun before stores nothing; the next one reads the server
+  }
   if (access == Access::kWrite) {
     if (redirected_) {
       core_.remember(primary, key, route.server);
@@ -446,6 +495,9 @@ auto ShardedClient<L>::write_keys(detail::WriteKind kind, std::span<const std::s
       continue;
     }
     note_hot(keys[i]);  // (in a window, run() counts each key)
+    if (near_ != nullptr && kind != detail::WriteKind::kTouch) [[unlikely]] {
+      near_->drop(keys[i]);
+    }
     const std::size_t primary = snapshot_->locate(keys[i]);
     primaries_[i] = primary;
     detail::Route route;
@@ -776,7 +828,8 @@ ShardedClient<L>::ShardedClient(const ShardedClient& other, CloneTag)
       seat_(fleet_->calls().seat()),
       core_(options_),
       hot_watch_(other.hot_watch_),
-      hot_seat_(hot_watch_ != nullptr ? hot_watch_->seat() : nullptr) {
+      hot_seat_(hot_watch_ != nullptr ? hot_watch_->seat() : nullptr),
+      near_(other.near_) {
   adopt(fleet_->current());
 }
 

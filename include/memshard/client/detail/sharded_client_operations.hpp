@@ -111,6 +111,18 @@ auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> 
       }
     }
   }
+  std::optional<detail::NearCache::Found>
+      near;  // the copy of a hot key (ClientOptions::near_cache)
+  std::int64_t read_at = 0;
+  if (near_ != nullptr && !snapshot_->migration && is_valid_key(key)) [[unlikely]] {
+    read_at = detail::coarse_now_ns();
+    near = near_->find(key, read_at);
+    if (near) {
+      if (auto served = near_read(key, *near, read_at)) {
+        return std::move(*served);
+      }
+    }
+  }
   std::optional<Item> item;
   Status status = run("get", key, {}, Access::kRead,
                       [&](std::size_t server) { return fetch_one(server, key, item); });
@@ -121,6 +133,11 @@ auto ShardedClient<L>::get(std::string_view key) -> Result<std::optional<Item>> 
     // What a get_or_load's lease looks like while its loader runs (hotkeys/detail/lease_load.hpp)
     if (detail::LeaseLoad::placeholder(core_, meta_, status.server(), key)) {
       item.reset();  // a load under way: a miss
+    }
+  }
+  if (near) [[unlikely]] {
+    if (status.server() == snapshot_->locate(key)) {  // never a failover server's answer
+      near_->store(key, item, near->version, read_at);
     }
   }
   detail::ServerHealth& health = core_.health(status.server());
@@ -700,6 +717,11 @@ template <Locator L>
 auto ShardedClient<L>::migration_stats() const -> MigrationStats {
   const std::shared_ptr<const Snapshot> now = view();
   return now->migration ? now->migration->state->stats() : fleet_->last_migration_stats();
+}
+
+template <Locator L>
+auto ShardedClient<L>::near_cache_stats() const -> NearCacheStats {
+  return near_ != nullptr ? near_->stats() : NearCacheStats();
 }
 
 template <Locator L>
