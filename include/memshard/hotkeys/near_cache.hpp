@@ -33,6 +33,7 @@
 
 #include "memshard/client/client_core.hpp"
 #include "memshard/client/result.hpp"
+#include "memshard/hotkeys/detail/meta_call.hpp"
 #include "memshard/hotkeys/near_cache_options.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/detail/meta_protocol.hpp"
@@ -238,29 +239,22 @@ class NearCache {
 /// gone, is a lease's placeholder or stale, or the server cannot be asked by meta.
 inline auto cas_now(ClientCore& core, MetaPool& meta, const Route& route, std::string_view key)
     -> std::optional<std::uint64_t> {
-  const std::size_t s = route.server;
-  if (core.options().sasl || !meta.supports_meta(s)) {
+  const std::optional<MetaOutcome> answer =
+      meta_call(core, meta, route.server, [&](MetaConnection& link, MetaDeadline until) {
+        return link.get(key, MetaGetFlags{.cas = true}, until);
+      });
+  if (!answer) {
     return std::nullopt;
   }
-  const MetaDeadline until{std::chrono::nanoseconds(core.call_deadline())};
-  MetaStatus connected;
-  MetaConnection& link = meta.connection(s, until, connected);
-  const MetaOutcome answer =
-      connected.ok() ? link.get(key, MetaGetFlags{.cas = true}, until) : MetaOutcome{connected, {}};
-  if (answer.status.code == MetaErrc::kNoMetaSupport ||
-      (answer.ok() && answer.reply.kind == MetaReplyKind::kError)) {
-    meta.mark_no_meta(s);
-    return std::nullopt;
-  }
-  const memcached_return_t rc = to_memcached_return(answer.status, answer.reply.kind);
+  const memcached_return_t rc = to_memcached_return(answer->status, answer->reply.kind);
   (void)core.finish(route, rc == MEMCACHED_NOTFOUND ? MEMCACHED_SUCCESS : rc, "get",
-                    answer.status.message, false);
-  const bool found = answer.ok() && (answer.reply.kind == MetaReplyKind::kHeader ||
-                                     answer.reply.kind == MetaReplyKind::kValue);
-  if (!found || answer.reply.win_sent || answer.reply.stale) {
+                    answer->status.message, false);
+  const bool found = answer->ok() && (answer->reply.kind == MetaReplyKind::kHeader ||
+                                      answer->reply.kind == MetaReplyKind::kValue);
+  if (!found || answer->reply.win_sent || answer->reply.stale) {
     return std::nullopt;
   }
-  return answer.reply.cas;
+  return answer->reply.cas;
 }
 
 }  // namespace detail

@@ -41,6 +41,7 @@
 #include "memshard/detail/clock.hpp"
 #include "memshard/detail/compiled.hpp"
 #include "memshard/fleet/server_health.hpp"
+#include "memshard/hotkeys/detail/meta_call.hpp"
 #include "memshard/hotkeys/load_options.hpp"
 #include "memshard/version.hpp"
 #include "memshard/wire/detail/meta_protocol.hpp"
@@ -204,35 +205,24 @@ class LeaseLoad {
 MEMSHARD_DETAIL_INLINE auto LeaseLoad::read(const Route& route, std::string_view key) -> Read {
   Read out;
   const std::size_t s = route.server;
-  if (core_->options().sasl || !meta_->supports_meta(s)) {
+  std::optional<MetaOutcome> answer =
+      meta_call(*core_, *meta_, s, [&](MetaConnection& link, MetaDeadline until) {
+        const auto lease = static_cast<std::int32_t>(options_->lease_ttl.count());
+        return link.get(
+            key,
+            MetaGetFlags{.value = true, .client_flags = true, .cas = true, .vivify_ttl = lease},
+            until);
+      });
+  if (!answer) {
     out.by_meta = false;
     return out;
   }
-  const MetaDeadline until{std::chrono::nanoseconds(core_->call_deadline())};
-  MetaStatus connected;
-  MetaConnection& link = meta_->connection(s, until, connected);
-  MetaOutcome answer =
-      connected.ok()
-          ? link.get(
-                key,
-                MetaGetFlags{.value = true,
-                             .client_flags = true,
-                             .cas = true,
-                             .vivify_ttl = static_cast<std::int32_t>(options_->lease_ttl.count())},
-                until)
-          : MetaOutcome{connected, {}};
-  if (answer.status.code == MetaErrc::kNoMetaSupport ||
-      (answer.ok() && answer.reply.kind == MetaReplyKind::kError)) {
-    meta_->mark_no_meta(s);  // memcached before 1.6: libmemcached from now on
-    out.by_meta = false;
-    return out;
-  }
-  const memcached_return_t rc = to_memcached_return(answer.status, answer.reply.kind);
-  out.status = core_->finish(route, rc, "get_or_load", answer.status.message, false);
+  const memcached_return_t rc = to_memcached_return(answer->status, answer->reply.kind);
+  out.status = core_->finish(route, rc, "get_or_load", answer->status.message, false);
   if (rc == MEMCACHED_NOTFOUND) {
     out.status = Status(Errc::kOk, MEMCACHED_SUCCESS, s);  // no item (the reply says so)
   }
-  out.reply = std::move(answer.reply);
+  out.reply = std::move(answer->reply);
   return out;
 }
 
@@ -275,46 +265,30 @@ MEMSHARD_DETAIL_INLINE void LeaseLoad::give_back(const Route& route, std::string
 
 MEMSHARD_DETAIL_INLINE auto LeaseLoad::placeholder(ClientCore& core, MetaPool& meta, std::size_t s,
                                                    std::string_view key) -> bool {
-  if (core.options().sasl || !meta.supports_meta(s)) {
-    return false;
-  }
-  const MetaDeadline until{std::chrono::nanoseconds(core.call_deadline())};
-  MetaStatus connected;
-  MetaConnection& link = meta.connection(s, until, connected);
-  if (!connected.ok()) {
-    return false;
-  }
-  const MetaOutcome answer =
-      link.get(key, MetaGetFlags{.value = true, .client_flags = true}, until);
+  const std::optional<MetaOutcome> answer =
+      meta_call(core, meta, s, [&](MetaConnection& link, MetaDeadline until) {
+        return link.get(key, MetaGetFlags{.value = true, .client_flags = true}, until);
+      });
   // A placeholder: empty, no flags, its win sent and not a stale value. Gone since is a miss too.
-  return answer.ok() && (answer.reply.kind == MetaReplyKind::kMiss ||
-                         (answer.reply.kind == MetaReplyKind::kValue && answer.reply.win_sent &&
-                          !answer.reply.stale && answer.reply.value.empty()));
+  return answer && answer->ok() &&
+         (answer->reply.kind == MetaReplyKind::kMiss ||
+          (answer->reply.kind == MetaReplyKind::kValue && answer->reply.win_sent &&
+           !answer->reply.stale && answer->reply.value.empty()));
 }
 
 MEMSHARD_DETAIL_INLINE auto LeaseLoad::mark_stale(ClientCore& core, MetaPool& meta, std::size_t s,
                                                   std::string_view key,
                                                   std::chrono::seconds stale_ttl)
     -> std::optional<memcached_return_t> {
-  if (core.options().sasl || !meta.supports_meta(s)) {
+  const std::optional<MetaOutcome> answer =
+      meta_call(core, meta, s, [&](MetaConnection& link, MetaDeadline until) {
+        const auto ttl = static_cast<std::int32_t>(stale_ttl.count());
+        return link.remove(key, MetaDeleteFlags{.invalidate = true, .stale_ttl = ttl}, until);
+      });
+  if (!answer) {
     return std::nullopt;
   }
-  const MetaDeadline until{std::chrono::nanoseconds(core.call_deadline())};
-  MetaStatus connected;
-  MetaConnection& link = meta.connection(s, until, connected);
-  const MetaOutcome answer =
-      connected.ok()
-          ? link.remove(key,
-                        MetaDeleteFlags{.invalidate = true,
-                                        .stale_ttl = static_cast<std::int32_t>(stale_ttl.count())},
-                        until)
-          : MetaOutcome{connected, {}};
-  if (answer.status.code == MetaErrc::kNoMetaSupport ||
-      (answer.ok() && answer.reply.kind == MetaReplyKind::kError)) {
-    meta.mark_no_meta(s);
-    return std::nullopt;
-  }
-  return to_memcached_return(answer.status, answer.reply.kind);
+  return to_memcached_return(answer->status, answer->reply.kind);
 }
 
 #endif  // MEMSHARD_DETAIL_DEFINITIONS
